@@ -1,0 +1,428 @@
+/**
+ * Scoring: the one place for the edge-case policy. Pure: no disk, no clock, inputs never changed.
+ *
+ * Policy (trec_eval 10.0 semantics unless said otherwise; each rule has a named test in test/score/):
+ * - Relevance threshold t (default 1, integer ≥ 1): a judged document with grade ≥ t is relevant for the binary
+ *   measures (hit_rate, recall, precision, mrr, map, r_precision). Grade 0 (or negative) = judged not relevant; an
+ *   unjudged document is not relevant. ndcg and ndcg_exp use every grade > 0 as gain, whatever t (trec_eval's
+ *   `ndcg_cut` ignores `-l` too).
+ * - R = number of judged documents with grade ≥ t.
+ * - A document id that appears again later in a ranking is credited once, at its first slot; later slots holding it
+ *   count as non-relevant with gain 0 but still occupy their rank (this is how chunk rankings are scored at
+ *   document level: each chunk maps to its document id).
+ * - A question with R = 0 is excluded: listed in `excluded`, left out of `perQuery` and of the means (trec_eval
+ *   would average it as 0).
+ * - A question in the qrels but missing from the run scores 0 on every measure and stays in the means (`trec_eval
+ *   -c`). An empty ranking likewise scores 0.
+ * - A question in the run but not in the qrels is ignored and listed in `ignored`.
+ * - A run's lines are ordered by score descending, then docno descending (`rankByRule`, src/retrieve/rank.ts); the
+ *   rank column is ignored. A docno repeated within a question keeps its first slot in that order; later copies
+ *   are non-relevant slots, and a warning names them (trec_eval refuses such runs).
+ * - Means are arithmetic means over the scored questions (macro average), summed in qrels order.
+ */
+import { HarnessError } from '../errors.js';
+import { rankByRule } from '../retrieve/rank.js';
+import { formatMeasure, isValidCutoff, type Measure } from './measures.js';
+import { hitRateAt } from './metrics/hit-rate.js';
+import { averagePrecisionAt, precisionAtRelevantSlot } from './metrics/map.js';
+import { reciprocalRankAt } from './metrics/mrr.js';
+import { exponentialGain } from './metrics/ndcg-exp.js';
+import { discountDenominator, idealDcgAt, idealDcgCurve, linearGain, ndcgAt } from './metrics/ndcg.js';
+import { precisionAt } from './metrics/precision.js';
+import { rPrecision } from './metrics/r-precision.js';
+import { recallAt } from './metrics/recall.js';
+
+/** Scoring options. */
+export interface ScoreOptions {
+  /** Minimum grade that counts as relevant for the binary measures; integer ≥ 1, default 1 (trec_eval `-l`). */
+  relevanceThreshold?: number;
+}
+
+/** One ranking's scores. */
+export interface RankingScore {
+  /** Measure values keyed by canonical name (`ndcg@10`, `r_precision`), in the order the measures were given; each in [0, 1]. */
+  values: Record<string, number>;
+  /**
+   * 1-based rank of the first slot credited as relevant (grade ≥ threshold, first occurrence), within the largest k
+   * asked (within R when only `r_precision` is asked); null when there is none.
+   */
+  firstRelevantRank: number | null;
+  /** R: judged documents with grade ≥ threshold. When 0 the question is not scorable and every value is 0. */
+  relevant: number;
+}
+
+/** Default relevance threshold. */
+export const DEFAULT_RELEVANCE_THRESHOLD = 1;
+
+/**
+ * The threshold from `options`, checked.
+ * @throws HarnessError `USAGE` when it is not an integer ≥ 1.
+ */
+export function resolveThreshold(options?: ScoreOptions): number {
+  const t = options?.relevanceThreshold ?? DEFAULT_RELEVANCE_THRESHOLD;
+  if (!Number.isSafeInteger(t) || t < 1) {
+    throw new HarnessError('USAGE', `relevance threshold must be an integer >= 1, got ${String(t)}`, {
+      remedy: 'use 1 (grade >= 1 is relevant, the trec_eval default) or a higher grade such as 2',
+    });
+  }
+  return t;
+}
+
+/**
+ * R: the number of judged documents with grade ≥ `threshold` (default 1). Non-numeric grades are ignored.
+ * @throws HarnessError `USAGE` when the threshold is not an integer ≥ 1.
+ */
+export function relevantCount(judgements: Readonly<Record<string, number>>, threshold?: number): number {
+  const t = resolveThreshold({ relevanceThreshold: threshold });
+  let r = 0;
+  for (const id in judgements) {
+    if (!Object.prototype.hasOwnProperty.call(judgements, id)) continue;
+    const g = judgements[id];
+    if (typeof g === 'number' && g >= t) r++;
+  }
+  return r;
+}
+
+/**
+ * A question's judgements made ready for repeated scoring: R and the ideal DCG curves (linear and exponential gain)
+ * computed once. Build it once per question and threshold, then call {@link scorePrepared} for every ranking.
+ * Keeps a reference to `judgements`, which must not change afterwards.
+ */
+export interface PreparedJudgements {
+  readonly judgements: Readonly<Record<string, number>>;
+  /** Relevance threshold, integer ≥ 1. */
+  readonly threshold: number;
+  /** R. */
+  readonly relevant: number;
+  /** IDCG@d with gain = grade for d = 0..(grades > 0); see `idealDcgCurve`. */
+  readonly idealLinear: Float64Array;
+  /** IDCG@d with gain = 2^grade − 1. */
+  readonly idealExp: Float64Array;
+}
+
+/**
+ * Prepares `judgements` (document id → grade) for scoring.
+ * @throws HarnessError `USAGE` when the threshold is not an integer ≥ 1.
+ */
+export function prepareJudgements(
+  judgements: Readonly<Record<string, number>>,
+  options?: ScoreOptions,
+): PreparedJudgements {
+  const threshold = resolveThreshold(options);
+  const grades: number[] = [];
+  let relevant = 0;
+  for (const id in judgements) {
+    if (!Object.prototype.hasOwnProperty.call(judgements, id)) continue;
+    const g = judgements[id];
+    if (typeof g !== 'number') continue;
+    grades.push(g);
+    if (g >= threshold) relevant++;
+  }
+  return {
+    judgements,
+    threshold,
+    relevant,
+    idealLinear: idealDcgCurve(grades, linearGain),
+    idealExp: idealDcgCurve(grades, exponentialGain),
+  };
+}
+
+const enum Fam {
+  HitRate,
+  Recall,
+  Precision,
+  Mrr,
+  Ndcg,
+  NdcgExp,
+  Map,
+  RPrecision,
+}
+
+const FAMILY_CODE: Record<Measure['family'], Fam> = {
+  hit_rate: Fam.HitRate,
+  recall: Fam.Recall,
+  precision: Fam.Precision,
+  mrr: Fam.Mrr,
+  ndcg: Fam.Ndcg,
+  ndcg_exp: Fam.NdcgExp,
+  map: Fam.Map,
+  r_precision: Fam.RPrecision,
+};
+
+/** Number of running sums recorded at each cutoff: relevant count, DCG linear, DCG exponential, precision sum. */
+const SLOTS = 4;
+
+/**
+ * A list of measures compiled for {@link scorePrepared}: canonical names, the distinct cutoffs in ascending order,
+ * and a scratch buffer. Build once per measure list. Not shareable between two scorings running at the same time
+ * (JavaScript runs one at a time, so this only matters if a scoring is re-entered, which it never is).
+ */
+export interface MeasurePlan {
+  /** Canonical names, in the order given. */
+  readonly names: readonly string[];
+  /** The measures, copied. */
+  readonly measures: readonly Measure[];
+  /** Distinct cutoffs, ascending. */
+  readonly cutoffs: readonly number[];
+  /** Largest cutoff, 0 when only r_precision is asked. */
+  readonly maxK: number;
+  readonly hasRPrecision: boolean;
+  /** @internal family code per measure */
+  readonly codes: Int32Array;
+  /** @internal index into `cutoffs` per measure (−1 for r_precision) */
+  readonly cutoffOf: Int32Array;
+  /** @internal running sums at each cutoff, SLOTS per cutoff */
+  readonly scratch: Float64Array;
+}
+
+/**
+ * Compiles `measures` for repeated scoring.
+ * @throws HarnessError `MEASURE_UNKNOWN` when a measure is malformed (unknown family, bad or missing k).
+ */
+export function planMeasures(measures: readonly Measure[]): MeasurePlan {
+  const names = measures.map((m) => formatMeasure(m));
+  const cutoffs = [...new Set(measures.filter((m) => m.k !== null).map((m) => m.k as number))].sort((a, b) => a - b);
+  const codes = new Int32Array(measures.length);
+  const cutoffOf = new Int32Array(measures.length);
+  let hasRPrecision = false;
+  measures.forEach((m, i) => {
+    codes[i] = FAMILY_CODE[m.family];
+    if (m.k === null) {
+      hasRPrecision = true;
+      cutoffOf[i] = -1;
+    } else {
+      if (!isValidCutoff(m.k)) throw new Error(`unreachable: formatMeasure accepted k=${m.k}`);
+      cutoffOf[i] = cutoffs.indexOf(m.k);
+    }
+  });
+  return {
+    names,
+    measures: measures.map((m) => ({ ...m })),
+    cutoffs,
+    maxK: cutoffs.length > 0 ? cutoffs[cutoffs.length - 1] : 0,
+    hasRPrecision,
+    codes,
+    cutoffOf,
+    scratch: new Float64Array(cutoffs.length * SLOTS),
+  };
+}
+
+/**
+ * Scores one ranking against prepared judgements, computing every measure of the plan in one pass over the top
+ * max(largest k, R if r_precision is asked) slots.
+ * @param ranking document ids in rank order (index 0 = rank 1); may be empty, shorter or longer than k, and may
+ *   repeat ids (a repeat is a non-relevant slot). Not changed.
+ */
+export function scorePrepared(ranking: readonly string[], prepared: PreparedJudgements, plan: MeasurePlan): RankingScore {
+  const { judgements, threshold, relevant } = prepared;
+  const { cutoffs, scratch } = plan;
+  const nc = cutoffs.length;
+  const depthWanted = plan.hasRPrecision && relevant > plan.maxK ? relevant : plan.maxK;
+  const depth = ranking.length < depthWanted ? ranking.length : depthWanted;
+
+  let rel = 0;
+  let dcgLin = 0;
+  let dcgExp = 0;
+  let precisionSum = 0;
+  let first = 0;
+  let relAtR = -1;
+  let ci = 0;
+  // Documents with grade > 0 already credited at an earlier slot: a short array, a Set once it grows.
+  let creditedList: string[] | null = null;
+  let creditedSet: Set<string> | null = null;
+
+  for (let i = 0; i < depth; i++) {
+    const rank = i + 1;
+    const id = ranking[i];
+    const g = judgements[id];
+    if (typeof g === 'number' && g > 0) {
+      let seen: boolean;
+      if (creditedSet !== null) {
+        seen = creditedSet.has(id);
+        if (!seen) creditedSet.add(id);
+      } else if (creditedList === null) {
+        seen = false;
+        creditedList = [id];
+      } else {
+        seen = creditedList.includes(id);
+        if (!seen) {
+          creditedList.push(id);
+          if (creditedList.length > 32) creditedSet = new Set(creditedList);
+        }
+      }
+      if (!seen) {
+        const d = discountDenominator(rank);
+        dcgLin += g / d;
+        dcgExp += exponentialGain(g) / d;
+        if (g >= threshold) {
+          rel++;
+          precisionSum += precisionAtRelevantSlot(rel, rank);
+          if (first === 0) first = rank;
+        }
+      }
+    }
+    while (ci < nc && cutoffs[ci] === rank) {
+      const o = ci * SLOTS;
+      scratch[o] = rel;
+      scratch[o + 1] = dcgLin;
+      scratch[o + 2] = dcgExp;
+      scratch[o + 3] = precisionSum;
+      ci++;
+    }
+    if (rank === relevant) relAtR = rel;
+  }
+  // Cutoffs beyond the ranking's end: the running sums no longer change.
+  for (; ci < nc; ci++) {
+    const o = ci * SLOTS;
+    scratch[o] = rel;
+    scratch[o + 1] = dcgLin;
+    scratch[o + 2] = dcgExp;
+    scratch[o + 3] = precisionSum;
+  }
+  if (relAtR < 0) relAtR = rel;
+
+  const values: Record<string, number> = {};
+  const { names, codes, cutoffOf } = plan;
+  for (let m = 0; m < names.length; m++) {
+    const c = cutoffOf[m];
+    const k = c >= 0 ? cutoffs[c] : 0;
+    const o = c * SLOTS;
+    let v: number;
+    switch (codes[m] as Fam) {
+      case Fam.HitRate:
+        v = hitRateAt(first, k);
+        break;
+      case Fam.Recall:
+        v = recallAt(scratch[o], relevant);
+        break;
+      case Fam.Precision:
+        v = precisionAt(scratch[o], k);
+        break;
+      case Fam.Mrr:
+        v = reciprocalRankAt(first, k);
+        break;
+      case Fam.Ndcg:
+        v = ndcgAt(scratch[o + 1], idealDcgAt(prepared.idealLinear, k));
+        break;
+      case Fam.NdcgExp:
+        v = ndcgAt(scratch[o + 2], idealDcgAt(prepared.idealExp, k));
+        break;
+      case Fam.Map:
+        v = averagePrecisionAt(scratch[o + 3], relevant);
+        break;
+      case Fam.RPrecision:
+        v = rPrecision(relAtR, relevant);
+        break;
+      default:
+        throw new Error(`unreachable: family code ${codes[m]}`);
+    }
+    values[names[m]] = v;
+  }
+  const limit = plan.maxK > 0 ? plan.maxK : relevant;
+  return { values, firstRelevantRank: first > 0 && first <= limit ? first : null, relevant };
+}
+
+/**
+ * Scores one ranking (document ids, index 0 = rank 1) against one question's judgements (document id → grade),
+ * applying the policy in this module's header. For many rankings of one question, use {@link prepareJudgements},
+ * {@link planMeasures} and {@link scorePrepared} directly.
+ * When R = 0 every value is 0; such a question should be excluded from means (see {@link evaluate}).
+ * @throws HarnessError `USAGE` for a bad threshold, `MEASURE_UNKNOWN` for a malformed measure.
+ */
+export function scoreRanking(
+  ranking: readonly string[],
+  judgements: Readonly<Record<string, number>>,
+  measures: readonly Measure[],
+  options?: ScoreOptions,
+): RankingScore {
+  return scorePrepared(ranking, prepareJudgements(judgements, options), planMeasures(measures));
+}
+
+/** Judgements of a qrels file: qid → docno → grade. */
+export type Qrels = Map<string, Map<string, number>>;
+/** A run: qid → retrieved entries, in any order (they are ordered by the tie rule when scored). */
+export type Run = Map<string, { docno: string; score: number }[]>;
+
+/** The outcome of {@link evaluate}. */
+export interface EvaluationResult {
+  /** Mean of each measure over the scored questions (canonical names); empty when no question is scorable. */
+  mean: Record<string, number>;
+  /** Per scored question (qrels order): canonical name → value. Excluded questions are absent. */
+  perQuery: Record<string, Record<string, number>>;
+  /** Qrels questions with no judgement ≥ threshold (R = 0), left out of the means, in qrels order. */
+  excluded: string[];
+  /** Run questions that are not in the qrels, in run order. */
+  ignored: string[];
+  /** Non-fatal findings: duplicate docnos in a run question, no scorable question. */
+  warnings: string[];
+}
+
+/**
+ * Orders a run question's entries by the tie rule (score descending, then docno descending) and returns the docnos
+ * in rank order, with the docnos that occur more than once (each listed once, in first-seen rank order).
+ * Does not change `entries`.
+ */
+export function rankRunEntries(entries: readonly { docno: string; score: number }[]): {
+  ranking: string[];
+  duplicates: string[];
+} {
+  const ranked = rankByRule(entries.map((e) => ({ id: e.docno, score: e.score })));
+  const ranking = ranked.map((e) => e.id);
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const id of ranking) {
+    if (seen.has(id)) dup.add(id);
+    else seen.add(id);
+  }
+  return { ranking, duplicates: [...dup] };
+}
+
+/**
+ * Evaluates a run against qrels, trec_eval style (`trec_eval -c` over the qrels questions), with this module's
+ * policy: R = 0 questions excluded, missing run questions scored 0, unknown run questions ignored, duplicates warned.
+ * @throws HarnessError `USAGE` for a bad threshold, `MEASURE_UNKNOWN` for a malformed measure.
+ */
+export function evaluate(qrels: Qrels, run: Run, measures: readonly Measure[], options?: ScoreOptions): EvaluationResult {
+  const threshold = resolveThreshold(options);
+  const plan = planMeasures(measures);
+  const perQuery: Record<string, Record<string, number>> = {};
+  const excluded: string[] = [];
+  const warnings: string[] = [];
+  const sums = new Float64Array(plan.names.length);
+  let scored = 0;
+
+  for (const [qid, docs] of qrels) {
+    const judgements: Record<string, number> = Object.create(null) as Record<string, number>;
+    for (const [docno, grade] of docs) judgements[docno] = grade;
+    const prepared = prepareJudgements(judgements, { relevanceThreshold: threshold });
+    if (prepared.relevant === 0) {
+      excluded.push(qid);
+      continue;
+    }
+    const entries = run.get(qid);
+    let ranking: string[] = [];
+    if (entries !== undefined) {
+      const r = rankRunEntries(entries);
+      ranking = r.ranking;
+      if (r.duplicates.length > 0) {
+        warnings.push(
+          `run question ${qid}: docno ${r.duplicates.join(', ')} retrieved more than once; the first in rank order ` +
+            'counts, later copies are non-relevant slots',
+        );
+      }
+    }
+    const s = scorePrepared(ranking, prepared, plan);
+    perQuery[qid] = s.values;
+    for (let m = 0; m < plan.names.length; m++) sums[m] += s.values[plan.names[m]];
+    scored++;
+  }
+
+  const mean: Record<string, number> = {};
+  if (scored > 0) {
+    for (let m = 0; m < plan.names.length; m++) mean[plan.names[m]] = sums[m] / scored;
+  } else {
+    warnings.push(`no question has a judgement with grade >= ${threshold}; there are no means`);
+  }
+  const ignored = [...run.keys()].filter((qid) => !qrels.has(qid));
+  return { mean, perQuery, excluded, ignored, warnings };
+}
