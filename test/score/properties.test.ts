@@ -1,0 +1,143 @@
+/** Property tests (fast-check) against a brute-force oracle written plainly from the definitions. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatRun, parseRun } from '../../src/load/trec.js';
+import { evaluate, scoreRanking, type Qrels } from '../../src/score/evaluate.js';
+import { formatMeasure, MEASURE_FAMILIES, type Measure } from '../../src/score/measures.js';
+
+/** The definitions, spelled out with no shortcuts: dedupe first, then slice, count and sum. */
+function oracle(ranking: string[], judgements: Record<string, number>, m: Measure, t: number): number {
+  const seen = new Set<string>();
+  const grades = ranking.map((id) => {
+    if (seen.has(id)) return 0; // a repeat is a non-relevant slot
+    seen.add(id);
+    return Object.hasOwn(judgements, id) ? judgements[id] : 0;
+  });
+  const all = Object.values(judgements);
+  const R = all.filter((g) => g >= t).length;
+  const isRel = (g: number) => g >= t;
+  const relIn = (n: number) => grades.slice(0, n).filter(isRel).length;
+  const dcg = (gs: number[], gain: (g: number) => number) =>
+    gs.reduce((s, g, i) => (g > 0 ? s + gain(g) / Math.log2(i + 2) : s), 0);
+  const k = m.k ?? 0;
+  const firstRel = grades.findIndex(isRel) + 1; // 0 when none
+  switch (m.family) {
+    case 'hit_rate':
+      return firstRel > 0 && firstRel <= k ? 1 : 0;
+    case 'recall':
+      return R === 0 ? 0 : relIn(k) / R;
+    case 'precision':
+      return relIn(k) / k;
+    case 'mrr':
+      return firstRel > 0 && firstRel <= k ? 1 / firstRel : 0;
+    case 'ndcg':
+    case 'ndcg_exp': {
+      const gain = m.family === 'ndcg' ? (g: number) => g : (g: number) => 2 ** g - 1;
+      const ideal = all.filter((g) => g > 0).sort((a, b) => b - a).slice(0, k);
+      const idcg = dcg(ideal, gain);
+      return idcg === 0 ? 0 : dcg(grades.slice(0, k), gain) / idcg;
+    }
+    case 'map': {
+      let sum = 0;
+      for (let i = 1; i <= Math.min(k, grades.length); i++) if (isRel(grades[i - 1])) sum += relIn(i) / i;
+      return R === 0 ? 0 : sum / R;
+    }
+    case 'r_precision':
+      return R === 0 ? 0 : relIn(R) / R;
+  }
+}
+
+const POOL = ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9'];
+const docId = fc.constantFrom(...POOL);
+const judgementsArb = fc.dictionary(docId, fc.integer({ min: 0, max: 3 }), { maxKeys: 8 });
+const rankingArb = fc.array(docId, { maxLength: 14 });
+const measureArb: fc.Arbitrary<Measure> = fc
+  .tuple(fc.constantFrom(...MEASURE_FAMILIES), fc.integer({ min: 1, max: 15 }))
+  .map(([family, k]) => ({ family, k: family === 'r_precision' ? null : k }));
+const thresholdArb = fc.integer({ min: 1, max: 3 });
+
+describe('properties', () => {
+  it('every measure equals the brute-force oracle and lies in [0, 1]', () => {
+    fc.assert(
+      fc.property(rankingArb, judgementsArb, fc.array(measureArb, { minLength: 1, maxLength: 6 }), thresholdArb, (ranking, j, measures, t) => {
+        const s = scoreRanking(ranking, j, measures, { relevanceThreshold: t });
+        for (const m of measures) {
+          const v = s.values[formatMeasure(m)];
+          expect(v).toBeGreaterThanOrEqual(0);
+          expect(v).toBeLessThanOrEqual(1 + 1e-12);
+          expect(v).toBeCloseTo(oracle(ranking, j, m, t), 10);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('recall@k and hit_rate@k never fall as k grows', () => {
+    fc.assert(
+      fc.property(rankingArb, judgementsArb, fc.integer({ min: 1, max: 14 }), thresholdArb, (ranking, j, k, t) => {
+        const names = ['recall', 'hit_rate'] as const;
+        const measures = names.flatMap((family) => [
+          { family, k },
+          { family, k: k + 1 },
+        ]);
+        const v = scoreRanking(ranking, j, measures, { relevanceThreshold: t }).values;
+        expect(v[`recall@${k + 1}`]).toBeGreaterThanOrEqual(v[`recall@${k}`]);
+        expect(v[`hit_rate@${k + 1}`]).toBeGreaterThanOrEqual(v[`hit_rate@${k}`]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a perfect ranking scores 1 on ndcg, ndcg_exp, recall@R, precision@R and r_precision', () => {
+    const nonEmpty = fc.dictionary(docId, fc.integer({ min: 1, max: 3 }), { minKeys: 1, maxKeys: 8 });
+    fc.assert(
+      fc.property(nonEmpty, fc.integer({ min: 1, max: 12 }), fc.array(docId, { maxLength: 4 }), (j, k, tail) => {
+        const ideal = Object.keys(j).sort((a, b) => j[b] - j[a]);
+        const R = ideal.length;
+        const ranking = [...ideal, ...tail];
+        const measures: Measure[] = [
+          { family: 'ndcg', k },
+          { family: 'ndcg_exp', k },
+          { family: 'recall', k: R },
+          { family: 'precision', k: R },
+          { family: 'r_precision', k: null },
+        ];
+        const v = scoreRanking(ranking, j, measures).values;
+        expect(v[`ndcg@${k}`]).toBeCloseTo(1, 10);
+        expect(v[`ndcg_exp@${k}`]).toBeCloseTo(1, 10);
+        expect(v[`recall@${R}`]).toBeCloseTo(1, 10);
+        expect(v[`precision@${R}`]).toBeCloseTo(1, 10);
+        expect(v.r_precision).toBeCloseTo(1, 10);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('shuffling the lines of a run file changes nothing (ties broken by docno, rank column ignored)', () => {
+    const entry = fc.record({ qid: fc.constantFrom('q1', 'q2'), docno: docId, score: fc.constantFrom(0.5, 1, 2, -3) });
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 20 }), judgementsArb, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (rows, j, seed) => {
+        const text = formatRun(rows.map((r, i) => ({ ...r, rank: i + 1 })), 'tag');
+        const lines = text.trimEnd().split('\n');
+        // deterministic shuffle from the seed (Fisher-Yates with a linear congruential generator)
+        let s = seed;
+        for (let i = lines.length - 1; i > 0; i--) {
+          s = (s * 1103515245 + 12345) % 2 ** 31;
+          const r = s % (i + 1);
+          [lines[i], lines[r]] = [lines[r], lines[i]];
+        }
+        const qrels: Qrels = new Map([
+          ['q1', new Map(Object.entries(j))],
+          ['q2', new Map(Object.entries(j).map(([d, g]) => [d, 3 - g] as [string, number]))],
+        ]);
+        const measures: Measure[] = MEASURE_FAMILIES.map((family) => ({ family, k: family === 'r_precision' ? null : 5 }));
+        const a = evaluate(qrels, parseRun(text, 'a.run'), measures);
+        const b = evaluate(qrels, parseRun(lines.join('\n'), 'b.run'), measures);
+        expect(b.perQuery).toEqual(a.perQuery);
+        expect(b.mean).toEqual(a.mean);
+        expect(b.excluded).toEqual(a.excluded);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
