@@ -1,0 +1,281 @@
+/**
+ * Reading a dataset in the BEIR layout (Thakur et al. 2021):
+ * ```
+ * <root>/corpus.jsonl        {"_id": "4983", "title": "...", "text": "..."} one a line
+ * <root>/queries.jsonl       {"_id": "1", "text": "..."} one a line
+ * <root>/qrels/<split>.tsv   query-id<TAB>corpus-id<TAB>score, with or without a header line
+ * ```
+ * - Doc.text = `title + "\n\n" + text` when the title is non-empty, else `text`. Docs are sorted by id (code units).
+ * - Only queries named in the qrels become questions, in the order of queries.jsonl (deterministic, and the order a
+ *   reader of the file sees); `Question.line` is the query's 1-based line in queries.jsonl.
+ * - The header is recognised by its score column: a first line whose third field is not an integer
+ *   (scifact: `query-id corpus-id score`) is a header; trec-dl-2019-5k has none.
+ * - Score = grade, an integer ≥ 0. A (query, doc) pair given twice counts once at its highest grade, with a warning.
+ * - Dangling qrels rows follow the `labels` policy ({@link LabelPolicy}): a doc missing from the corpus is an error
+ *   (`strict`), kept as an unretrievable label (`keep`) or removed (`drop`); a query missing from queries.jsonl is an
+ *   error (`strict`) or, under both `keep` and `drop`, left out with a warning (a question without text cannot run).
+ * Files are read whole and split on `\n` (CRLF accepted); each line is one `JSON.parse` or one `split('\t')`.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import type { Doc, Question } from '../types.js';
+import { DOCUMENT_UNREADABLE } from './documents.js';
+import type { LabelPolicy } from './questions.js';
+
+/** Options of {@link loadBeir}. */
+export interface LoadBeirOptions {
+  /** Dangling-label policy, default `strict`. */
+  labels?: LabelPolicy;
+}
+
+/**
+ * Loads `<root>/corpus.jsonl`, `<root>/queries.jsonl` and `<root>/qrels/<split>.tsv`.
+ * @returns docs sorted by id, judged questions in queries.jsonl order (`relevant` from the qrels, no evidence, no
+ *   tags) and warnings.
+ * @throws HarnessError `DATASET_NOT_FOUND` (a missing file; for a missing split, lists the splits present),
+ *   `DATASET_EMPTY` (empty corpus), {@link DOCUMENT_UNREADABLE} (a corpus line that is not a JSON object with a
+ *   non-empty `_id` and a string `text`, or two different documents with one `_id`), `QUESTIONS_INVALID` (the same
+ *   for queries.jsonl), `QRELS_INVALID` (a row without 3 tab-separated fields or with a score that is not an
+ *   integer ≥ 0), `LABEL_INVALID` (dangling rows under `strict`, all listed).
+ */
+export async function loadBeir(
+  root: string,
+  split: string,
+  opts: LoadBeirOptions = {},
+): Promise<{ docs: Doc[]; questions: Question[]; warnings: string[] }> {
+  const policy: LabelPolicy = opts.labels ?? 'strict';
+  const warnings: string[] = [];
+  const corpusFile = path.join(root, 'corpus.jsonl');
+  const queriesFile = path.join(root, 'queries.jsonl');
+  const qrelsFile = path.join(root, 'qrels', `${split}.tsv`);
+  const [corpusText, queriesText] = await Promise.all([mustRead(corpusFile), mustRead(queriesFile)]);
+  const qrelsText = await readQrels(root, split, qrelsFile);
+
+  const docs = parseCorpus(corpusText, corpusFile, warnings);
+  const docIds = new Set(docs.map((d) => d.id));
+  const queries = parseQueries(queriesText, queriesFile, warnings);
+  const qrels = parseQrels(qrelsText, qrelsFile, warnings);
+
+  // Dangling rows.
+  const missingQueries: { qid: string; line: number }[] = [];
+  const missingDocs: { qid: string; doc: string; line: number }[] = [];
+  for (const [qid, judged] of qrels) {
+    if (!queries.has(qid)) {
+      missingQueries.push({ qid, line: judged.firstLine });
+      continue;
+    }
+    for (const [doc, j] of judged.docs) if (!docIds.has(doc)) missingDocs.push({ qid, doc, line: j.line });
+  }
+  if (policy === 'strict' && missingQueries.length + missingDocs.length > 0) {
+    const listed = [
+      ...missingQueries.map((m) => `query ${m.qid} not found in ${path.basename(queriesFile)} (line ${m.line})`),
+      ...missingDocs.map((m) => `${m.qid} -> ${m.doc} not found in corpus (line ${m.line})`),
+    ];
+    throw new HarnessError(
+      'LABEL_INVALID',
+      `${listed.length} qrels row${listed.length > 1 ? 's name' : ' names'} a missing query or document: ${listed.join('; ')}`,
+      {
+        location: { file: qrelsFile, line: Math.min(...[...missingQueries, ...missingDocs].map((m) => m.line)) },
+        remedy:
+          'use the qrels that belong to this corpus, or set the dataset option labels: keep (count missing documents ' +
+          'as unretrievable, trec_eval style) or labels: drop (remove them); missing queries are left out under both',
+      },
+    );
+  }
+  for (const m of missingQueries) {
+    warnings.push(`${qrelsFile}:${m.line}: query ${m.qid} not found in queries.jsonl; its judgements are left out (labels: ${policy})`);
+  }
+  for (const m of missingDocs) {
+    warnings.push(
+      policy === 'keep'
+        ? `${qrelsFile}:${m.line}: ${m.qid} -> ${m.doc} not found in corpus; label kept as unretrievable, lowering recall (labels: keep)`
+        : `${qrelsFile}:${m.line}: ${m.qid} -> ${m.doc} not found in corpus; label dropped (labels: drop)`,
+    );
+  }
+
+  const questions: Question[] = [];
+  for (const [qid, q] of queries) {
+    const judged = qrels.get(qid);
+    if (judged === undefined) continue;
+    const relevant: Record<string, number> = {};
+    for (const [doc, j] of judged.docs) {
+      if (policy === 'drop' && !docIds.has(doc)) continue;
+      relevant[doc] = j.grade;
+    }
+    questions.push({ id: qid, text: q.text, relevant, evidence: [], tags: [], line: q.line });
+  }
+  return { docs, questions, warnings };
+}
+
+async function mustRead(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new HarnessError('DATASET_NOT_FOUND', `BEIR file ${file} cannot be read`, {
+      location: { file },
+      remedy: 'a BEIR dataset folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv',
+      cause,
+    });
+  }
+}
+
+async function readQrels(root: string, split: string, file: string): Promise<string> {
+  const st = await stat(file).catch(() => undefined);
+  if (st?.isFile()) return readFile(file, 'utf8');
+  const present = await readdir(path.join(root, 'qrels')).catch(() => [] as string[]);
+  const splits = present.filter((f) => f.endsWith('.tsv')).map((f) => f.slice(0, -4)).sort();
+  throw new HarnessError('DATASET_NOT_FOUND', `qrels for split "${split}" not found: ${file}`, {
+    location: { file },
+    remedy: splits.length > 0 ? `use one of the splits present: ${splits.join(', ')}` : 'add qrels/<split>.tsv',
+  });
+}
+
+/** Calls `fn(line, lineNo)` for each non-blank line (1-based numbers; trailing `\r` removed; a leading BOM dropped). */
+function eachLine(text: string, fn: (line: string, lineNo: number) => void): void {
+  let pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let lineNo = 0;
+  while (pos <= text.length) {
+    let nl = text.indexOf('\n', pos);
+    if (nl === -1) nl = text.length;
+    lineNo++;
+    let end = nl;
+    if (end > pos && text.charCodeAt(end - 1) === 13) end--;
+    if (end > pos) {
+      const line = text.slice(pos, end);
+      if (line.trim() !== '') fn(line, lineNo);
+    }
+    pos = nl + 1;
+  }
+}
+
+function parseObject(line: string, file: string, lineNo: number, code: 'QUESTIONS_INVALID' | typeof DOCUMENT_UNREADABLE): Record<string, unknown> {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(line);
+  } catch (cause) {
+    throw new HarnessError(code, `line ${lineNo} is not valid JSON: ${line.slice(0, 60)}`, {
+      location: { file, line: lineNo },
+      remedy: 'write one JSON object per line (JSON Lines)',
+      cause,
+    });
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    throw new HarnessError(code, `line ${lineNo} is not a JSON object: ${line.slice(0, 60)}`, {
+      location: { file, line: lineNo },
+      remedy: 'write one JSON object per line (JSON Lines)',
+    });
+  }
+  return obj as Record<string, unknown>;
+}
+
+function idOf(v: unknown): string | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'string' && v !== '') return v;
+  return undefined;
+}
+
+function parseCorpus(text: string, file: string, warnings: string[]): Doc[] {
+  const byId = new Map<string, { doc: Doc; line: number }>();
+  eachLine(text, (line, lineNo) => {
+    const o = parseObject(line, file, lineNo, DOCUMENT_UNREADABLE);
+    const id = idOf(o._id);
+    const title = o.title === undefined || o.title === null ? '' : o.title;
+    if (id === undefined || typeof o.text !== 'string' || typeof title !== 'string') {
+      throw new HarnessError(
+        DOCUMENT_UNREADABLE,
+        `line ${lineNo}: a corpus entry needs a non-empty "_id", a string "text" and an optional string "title"`,
+        { location: { file, line: lineNo }, remedy: 'write {"_id": "d1", "title": "...", "text": "..."}' },
+      );
+    }
+    const doc: Doc = { id, text: title !== '' ? `${title}\n\n${o.text}` : o.text };
+    const prev = byId.get(id);
+    if (prev === undefined) byId.set(id, { doc, line: lineNo });
+    else if (prev.doc.text === doc.text) warnings.push(`${file}:${lineNo}: duplicate document ${id} collapsed (same as line ${prev.line})`);
+    else {
+      throw new HarnessError(DOCUMENT_UNREADABLE, `two different documents share _id ${id} (lines ${prev.line} and ${lineNo})`, {
+        location: { file, line: lineNo },
+        remedy: 'give each document its own _id',
+      });
+    }
+  });
+  if (byId.size === 0) {
+    throw new HarnessError('DATASET_EMPTY', `no documents in ${file}`, {
+      location: { file },
+      remedy: 'corpus.jsonl needs one {"_id", "title", "text"} object a line',
+    });
+  }
+  const docs = [...byId.values()].map((v) => v.doc);
+  docs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return docs;
+}
+
+function parseQueries(text: string, file: string, warnings: string[]): Map<string, { text: string; line: number }> {
+  const out = new Map<string, { text: string; line: number }>();
+  eachLine(text, (line, lineNo) => {
+    const o = parseObject(line, file, lineNo, 'QUESTIONS_INVALID');
+    const id = idOf(o._id);
+    if (id === undefined || typeof o.text !== 'string' || o.text.trim() === '') {
+      throw new HarnessError('QUESTIONS_INVALID', `line ${lineNo}: a query needs a non-empty "_id" and a non-empty "text"`, {
+        location: { file, line: lineNo, path: id === undefined ? '_id' : 'text' },
+        remedy: 'write {"_id": "q1", "text": "..."}',
+      });
+    }
+    const prev = out.get(id);
+    if (prev === undefined) out.set(id, { text: o.text, line: lineNo });
+    else if (prev.text === o.text) warnings.push(`${file}:${lineNo}: duplicate query ${id} collapsed (same as line ${prev.line})`);
+    else {
+      throw new HarnessError('QUESTIONS_INVALID', `duplicate query id ${id}: 2 entries with different text (lines ${prev.line} and ${lineNo})`, {
+        location: { file, line: lineNo, path: '_id' },
+        remedy: 'give each query its own _id',
+      });
+    }
+  });
+  return out;
+}
+
+interface Judged {
+  firstLine: number;
+  docs: Map<string, { grade: number; line: number }>;
+}
+
+const INTEGER = /^[+-]?[0-9]+$/;
+
+function parseQrels(text: string, file: string, warnings: string[]): Map<string, Judged> {
+  const out = new Map<string, Judged>();
+  let first = true;
+  eachLine(text, (line, lineNo) => {
+    const f = line.split('\t');
+    const isFirst = first;
+    first = false;
+    if (isFirst && f.length === 3 && !INTEGER.test(f[2].trim())) return; // header line
+    if (f.length !== 3) {
+      throw new HarnessError('QRELS_INVALID', `line ${lineNo}: expected 3 tab-separated fields (query-id, corpus-id, score), got ${f.length}: ${line.slice(0, 60)}`, {
+        location: { file, line: lineNo },
+        remedy: 'BEIR qrels rows are query-id<TAB>corpus-id<TAB>score (TREC qrels with 4 space-separated columns are a different format)',
+      });
+    }
+    const qid = f[0].trim();
+    const doc = f[1].trim();
+    const s = f[2].trim();
+    const grade = INTEGER.test(s) ? Number(s) + 0 : Number.NaN; // + 0 turns "-0" into 0
+    if (qid === '' || doc === '' || !(grade >= 0)) {
+      throw new HarnessError('QRELS_INVALID', `line ${lineNo}: ${qid === '' || doc === '' ? 'empty query-id or corpus-id' : `score ${JSON.stringify(s)} is not an integer >= 0`}`, {
+        location: { file, line: lineNo },
+        remedy: 'each row needs a query id, a corpus id and an integer grade >= 0',
+      });
+    }
+    let j = out.get(qid);
+    if (j === undefined) {
+      j = { firstLine: lineNo, docs: new Map() };
+      out.set(qid, j);
+    }
+    const prev = j.docs.get(doc);
+    if (prev === undefined) j.docs.set(doc, { grade, line: lineNo });
+    else {
+      if (grade > prev.grade) prev.grade = grade;
+      warnings.push(`${file}:${lineNo}: ${qid} -> ${doc} judged twice (first on line ${prev.line}); counted once at grade ${prev.grade}`);
+    }
+  });
+  return out;
+}

@@ -1,0 +1,150 @@
+/**
+ * Loading a dataset folder in either layout and fingerprinting what was loaded.
+ *
+ * Layouts (detected from the folder's contents):
+ * - `beir`: `corpus.jsonl` present → corpus.jsonl + queries.jsonl + qrels/<split>.tsv (see beir.ts);
+ * - `folder`: `docs/` present → documents read from docs/ (see documents.ts) + questions.jsonl (see questions.ts).
+ */
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import type { Dataset, Doc, Question } from '../types.js';
+import { loadBeir } from './beir.js';
+import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
+import { parseQuestions, type LabelPolicy } from './questions.js';
+
+/** What the config says about a dataset. */
+export interface DatasetSpec {
+  /** Dataset folder; a relative path resolves against `opts.baseDir` (the config file's folder). */
+  path: string;
+  /** BEIR split, default `test`; ignored (with a warning) for the folder layout. */
+  split?: string;
+  /** Display name; default the folder's base name. */
+  name?: string;
+  /**
+   * A label naming a document not in the corpus (field case V02): `strict` (default) = LABEL_INVALID listing every
+   * dangling label; `keep` = keep it (unretrievable, lowers recall, trec_eval style); `drop` = remove it.
+   * `keep` and `drop` add one warning per label.
+   */
+  labels?: LabelPolicy;
+}
+
+/** Options of {@link loadDataset}. */
+export interface LoadDatasetOptions {
+  /** Folder that relative `spec.path` values resolve against; default the process's working directory. */
+  baseDir?: string;
+}
+
+const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
+
+/**
+ * Loads the dataset `spec` names.
+ * @returns a {@link Dataset}: docs sorted by id, questions in file order, warnings (skipped files, documents with
+ *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...) and a fingerprint
+ *   ({@link fingerprintDataset}).
+ * @throws HarnessError `DATASET_NOT_FOUND` (the folder, docs/, questions.jsonl or a BEIR file is missing; names
+ *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value), and everything the layout loaders throw
+ *   (`DATASET_EMPTY`, `QUESTIONS_INVALID`, `LABEL_INVALID`, `QRELS_INVALID`).
+ */
+export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = {}): Promise<Dataset> {
+  const labels = spec.labels ?? 'strict';
+  if (!POLICIES.includes(labels)) {
+    throw new HarnessError('CONFIG_INVALID', `dataset.labels must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(labels)}`, {
+      location: { path: 'dataset.labels' },
+      remedy: 'use labels: strict (default), keep or drop',
+    });
+  }
+  const root = path.resolve(opts.baseDir ?? process.cwd(), spec.path);
+  const rootStat = await stat(root).catch(() => undefined);
+  if (rootStat === undefined || !rootStat.isDirectory()) {
+    throw new HarnessError(
+      'DATASET_NOT_FOUND',
+      rootStat === undefined ? `dataset folder ${root} does not exist` : `dataset path ${root} is not a folder`,
+      {
+        location: { file: root },
+        remedy: `check dataset.path (${JSON.stringify(spec.path)}); relative paths resolve against ${opts.baseDir ?? 'the working directory'}`,
+      },
+    );
+  }
+  const name = spec.name ?? path.basename(root);
+
+  if (await isFile(path.join(root, 'corpus.jsonl'))) {
+    const split = spec.split ?? 'test';
+    const { docs, questions, warnings } = await loadBeir(root, split, { labels });
+    return { name, root, layout: 'beir', split, docs, questions, fingerprint: fingerprintDataset(docs, questions), warnings };
+  }
+
+  const docsDir = path.join(root, 'docs');
+  if (!(await isDirectory(docsDir))) {
+    throw new HarnessError('DATASET_NOT_FOUND', `${root} has neither a docs/ folder nor a corpus.jsonl`, {
+      location: { file: root },
+      remedy: 'use the folder layout (docs/ + questions.jsonl) or the BEIR layout (corpus.jsonl + queries.jsonl + qrels/<split>.tsv)',
+    });
+  }
+  const questionsFile = path.join(root, 'questions.jsonl');
+  if (!(await isFile(questionsFile))) {
+    throw new HarnessError('DATASET_NOT_FOUND', `questions file ${questionsFile} does not exist`, {
+      location: { file: questionsFile },
+      remedy: 'put the labelled questions next to docs/ in questions.jsonl, one JSON object a line',
+    });
+  }
+  const warnings: string[] = [];
+  if (spec.split !== undefined) warnings.push(`dataset.split (${spec.split}) ignored: ${root} uses the folder layout, not BEIR`);
+  const scan = await scanDocumentFolder(docsDir);
+  if (scan.skipped.length > 0) {
+    const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
+    warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
+  }
+  for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
+  const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
+  const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, { labels });
+  warnings.push(...parsed.warnings);
+  return {
+    name,
+    root,
+    layout: 'folder',
+    docs: scan.docs,
+    questions: parsed.questions,
+    fingerprint: fingerprintDataset(scan.docs, parsed.questions),
+    warnings,
+  };
+}
+
+/**
+ * sha256 (hex, 64 characters) over the documents sorted by id (code-unit order) as `(id, text)` and the questions in
+ * the given order as `(id, text, relevant, evidence spans, chunk labels)`. Label maps enter with their keys sorted;
+ * tags and line numbers do not enter. Each record is one JSON array followed by `\n`, so no two different inputs
+ * share a byte stream. Pure: does not change its inputs.
+ */
+export function fingerprintDataset(docs: readonly Doc[], questions: readonly Question[]): string {
+  const h = createHash('sha256');
+  const sortedDocs = [...docs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  h.update('docs\n');
+  for (const d of sortedDocs) h.update(`${JSON.stringify([d.id, d.text])}\n`);
+  h.update('questions\n');
+  for (const q of questions) {
+    h.update(
+      `${JSON.stringify([
+        q.id,
+        q.text,
+        sortedEntries(q.relevant),
+        q.evidence.map((s) => [s.doc, s.start, s.end, s.grade]),
+        q.chunkLabels === undefined ? null : sortedEntries(q.chunkLabels),
+      ])}\n`,
+    );
+  }
+  return h.digest('hex');
+}
+
+function sortedEntries(r: Record<string, number>): [string, number][] {
+  return Object.entries(r).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+async function isFile(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => undefined))?.isFile() ?? false;
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+}

@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { isHarnessError, type HarnessError } from '../../src/errors.js';
+import { loadBeir } from '../../src/load/beir.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixtures = path.resolve(here, '../fixtures/load');
+
+async function rejection(p: Promise<unknown>): Promise<HarnessError> {
+  try {
+    await p;
+  } catch (e) {
+    if (isHarnessError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a HarnessError');
+}
+
+describe('loadBeir', () => {
+  it.each(['beir-header', 'beir-noheader'])('%s: qrels with or without a header line load the same', async (name) => {
+    const { docs, questions, warnings } = await loadBeir(path.join(fixtures, name), 'test');
+    expect(warnings).toEqual([]);
+    // code-unit order: "d1" < "d10" < "d2"
+    expect(docs).toEqual([
+      { id: 'd1', text: 'Warranty lasts two years.' },
+      { id: 'd10', text: 'Routers reset with a pin.' },
+      { id: 'd2', text: 'Fuses' + '\n\n' + 'The pump takes a 5 A fuse.' },
+    ]);
+    // only judged queries, in queries.jsonl order (q2 on line 1, q1 on line 2); q9 is unjudged
+    expect(questions).toEqual([
+      { id: 'q2', text: 'pump fuse', relevant: { d2: 2, d10: 0 }, evidence: [], tags: [], line: 1 },
+      { id: 'q1', text: 'warranty length', relevant: { d1: 1 }, evidence: [], tags: [], line: 2 },
+    ]);
+  });
+
+  it('missing split -> DATASET_NOT_FOUND listing the splits present', async () => {
+    const e = await rejection(loadBeir(path.join(fixtures, 'beir-header'), 'dev'));
+    expect(e.code).toBe('DATASET_NOT_FOUND');
+    expect(e.location.file).toBe(path.join(fixtures, 'beir-header/qrels/dev.tsv'));
+    expect(e.remedy).toContain('test');
+  });
+
+  it('strict: qrels rows naming a missing document or query -> LABEL_INVALID listing each', async () => {
+    const e = await rejection(loadBeir(path.join(fixtures, 'beir-dangling'), 'test'));
+    expect(e.code).toBe('LABEL_INVALID');
+    expect(e.message).toContain('q2 -> d404 not found in corpus');
+    expect(e.message).toContain('query q7 not found');
+  });
+
+  it('keep: a missing document stays as an unretrievable label; a missing query is left out; one warning each', async () => {
+    const { questions, warnings } = await loadBeir(path.join(fixtures, 'beir-dangling'), 'test', { labels: 'keep' });
+    expect(questions.map((q) => [q.id, q.relevant])).toEqual([
+      ['q2', { d2: 2, d404: 1 }],
+      ['q1', { d1: 1 }],
+    ]);
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('drop: a missing document is removed; a missing query is left out; one warning each', async () => {
+    const { questions, warnings } = await loadBeir(path.join(fixtures, 'beir-dangling'), 'test', { labels: 'drop' });
+    expect(questions.map((q) => [q.id, q.relevant])).toEqual([
+      ['q2', { d2: 2 }],
+      ['q1', { d1: 1 }],
+    ]);
+    expect(warnings).toHaveLength(2);
+  });
+});
+
+const datasets = path.resolve(here, '../../../shared/datasets');
+
+describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('real data: scifact (BEIR, qrels header)', () => {
+  it('test split: 5,183 docs, 300 questions, 339 judgements, all grade 1', async () => {
+    const { docs, questions, warnings } = await loadBeir(path.join(datasets, 'scifact'), 'test');
+    expect(warnings).toEqual([]);
+    expect(docs).toHaveLength(5183);
+    expect(questions).toHaveLength(300);
+    const grades = questions.flatMap((q) => Object.values(q.relevant));
+    expect(grades).toHaveLength(339);
+    expect(new Set(grades)).toEqual(new Set([1]));
+  });
+});
+
+describe.skipIf(!existsSync(path.join(datasets, 'trec-dl-2019-5k')))('real data: trec-dl-2019-5k (BEIR, no qrels header)', () => {
+  it('43 judged questions with grades 1-3 and 5,000 docs', async () => {
+    const { docs, questions } = await loadBeir(path.join(datasets, 'trec-dl-2019-5k'), 'test');
+    expect(docs).toHaveLength(5000);
+    expect(questions).toHaveLength(43);
+    const grades = new Set(questions.flatMap((q) => Object.values(q.relevant)));
+    expect([...grades].sort()).toEqual([1, 2, 3]);
+  });
+});
