@@ -29,7 +29,7 @@ export const READ_EXTENSIONS: readonly string[] = ['.md', '.markdown', '.txt', '
  * Code for a document file that exists but cannot be parsed. errors.ts has no dedicated code yet (a
  * `DOCUMENT_INVALID` was requested); `DATASET_EMPTY` ("no readable documents") is the closest existing one.
  */
-export const DOCUMENT_UNREADABLE: ErrorCode = 'DATASET_EMPTY';
+export const DOCUMENT_UNREADABLE: ErrorCode = 'DOCUMENT_INVALID';
 
 /** Files read concurrently (PDF and DOCX parsing is asynchronous). */
 const CONCURRENCY = 8;
