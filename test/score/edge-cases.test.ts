@@ -219,6 +219,25 @@ describe('edge cases', () => {
     }
   });
 
+  it('judgements given as a Map prepare the same as a plain object', () => {
+    const m = [...measuresAtK(3), parseMeasure('r_precision')];
+    const plan = planMeasures(m);
+    const ranking = ['c', 'a', 'x', 'b'];
+    const fromRecord = scorePrepared(ranking, prepareJudgements({ a: 2, b: 1, c: 0 }), plan);
+    const fromMap = scorePrepared(ranking, prepareJudgements(new Map([['a', 2], ['b', 1], ['c', 0]])), plan);
+    expect(fromMap).toEqual(fromRecord);
+    expect(fromRecord.values['mrr@3']).toBeCloseTo(1 / 2, 10);
+  });
+
+  it('a measure list changed in place between calls is planned again (the plan memo checks contents)', () => {
+    const m: Measure[] = [{ family: 'mrr', k: 1 }];
+    expect(scoreRanking(['x', 'a'], { a: 1 }, m).values).toEqual({ 'mrr@1': 0 });
+    m[0] = { family: 'mrr', k: 2 };
+    expect(scoreRanking(['x', 'a'], { a: 1 }, m).values).toEqual({ 'mrr@2': 1 / 2 });
+    m.push({ family: 'hit_rate', k: 2 });
+    expect(scoreRanking(['x', 'a'], { a: 1 }, m).values).toEqual({ 'mrr@2': 1 / 2, 'hit_rate@2': 1 });
+  });
+
   it('scoring does not change its inputs', () => {
     const ranking = ['b', 'a'];
     const j = { a: 1 };

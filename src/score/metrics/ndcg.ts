@@ -40,14 +40,16 @@ export function discountDenominator(rank: number): number {
 }
 
 /**
- * Ideal DCG at every depth: `curve[d]` = IDCG@d for d = 0..gains.length (curve[0] = 0); IDCG@k for k beyond the
- * last positive grade is the last entry.
- * @param grades grades of all judged documents of the question; only grades > 0 are used (any order, not changed)
+ * Ideal DCG at every depth: `curve[d]` = IDCG@d for d = 0..n, n = number of grades > 0 (curve[0] = 0); IDCG@k for k
+ * beyond n is the last entry.
+ * @param grades grades of all judged documents of the question, any order (not changed); grades ≤ 0 are skipped
  * @param gain gain function applied to each grade > 0
- * @returns a Float64Array of length (number of grades > 0) + 1
+ * @returns a Float64Array of length n + 1
  */
 export function idealDcgCurve(grades: readonly number[], gain: GainFunction): Float64Array {
-  const positive = grades.filter((g) => g > 0).sort((a, b) => b - a);
+  const positive: number[] = [];
+  for (const g of grades) if (g > 0) positive.push(g);
+  if (positive.length > 1) positive.sort((a, b) => b - a);
   const curve = new Float64Array(positive.length + 1);
   let sum = 0;
   for (let i = 0; i < positive.length; i++) {
