@@ -66,6 +66,17 @@ describe('projection of a 300-character span [100, 400) onto chunkings of 100, 2
     expect(p.spanChunks).toEqual([[]]);
   });
 
+  it('trimmed chunks leave gaps: a 100-char span split 49 | 2 (gap) | 49 across two large chunks is lost at 0.5', () => {
+    // chunk A [0,249) and chunk B [251,600): the whitespace [249,251) belongs to neither (the splitter trims chunks)
+    const p = projectEvidence([span('doc.md', 200, 300)], byDoc([chunk('doc.md', 0, 0, 249), chunk('doc.md', 1, 251, 600)]));
+    // A: overlap 49 = 49/100 of the span, 49/249 of the chunk; B: overlap 49 = 49/100 of the span, 49/349 of the chunk
+    expect(49 / 100).toBeLessThan(0.5);
+    expect(p.spanChunks).toEqual([[]]);
+    // without the gap (A ends at 251) A holds 51/100 of the span -> relevant
+    const q = projectEvidence([span('doc.md', 200, 300)], byDoc([chunk('doc.md', 0, 0, 251), chunk('doc.md', 1, 251, 600)]));
+    expect(q.spanChunks).toEqual([['doc.md#0']]);
+  });
+
   it('a span whose document has no chunks gets no relevant chunk', () => {
     const p = projectEvidence([span('missing.md', 0, 10)], byDoc(contiguous('doc.md', 100, 1200)));
     expect(p.spanChunks).toEqual([[]]);
