@@ -37,7 +37,7 @@ export const DEFAULT_EVALUATE_MEASURES: readonly string[] = Object.freeze([
 /**
  * Runs the evaluate command.
  * stdout: rows `measure<TAB>all<TAB>value` (value with 4 decimals, as trec_eval prints), preceded with `--per-query`
- * by rows `measure<TAB>qid<TAB>value` per scored question in qrels order; with `json`, one JSON object (full
+ * by rows `measure<TAB>qid<TAB>value` per scored question (order of `perQuery`); with `json`, one JSON object (full
  * precision) `{"mean": {...}, "per_query": {qid: {...}}, "excluded": [...], "ignored": [...], "warnings": [...]}`.
  * stderr: how many questions were scored, excluded questions (no grade ≥ threshold), ignored run questions and
  * warnings, one per line.

@@ -382,7 +382,10 @@ export type Run = Map<string, { docno: string; score: number }[]>;
 export interface EvaluationResult {
   /** Mean of each measure over the scored questions (canonical names); empty when no question is scorable. */
   mean: Record<string, number>;
-  /** Per scored question (qrels order): canonical name → value. Excluded questions are absent. */
+  /**
+   * Per scored question: canonical name → value. Excluded questions are absent. Keys follow qrels order, except
+   * that JavaScript lists integer-like qids (`"12"`) first, in ascending numeric order.
+   */
   perQuery: Record<string, Record<string, number>>;
   /** Qrels questions with no judgement ≥ threshold (R = 0), left out of the means, in qrels order. */
   excluded: string[];
