@@ -1,0 +1,163 @@
+/**
+ * Chunking: documents → chunks with deterministic ids and exact character ranges.
+ *
+ * `size: null` keeps each document whole. `size: n` uses LlamaIndex's SentenceSplitter (llamaindex 0.12.1, i.e.
+ * @llamaindex/core 0.6.22) with `chunkSize = n` and `chunkOverlap = overlap` tokens of an explicitly passed tokenizer,
+ * never LlamaIndex's global `Settings.tokenizer` (quirk: sizes silently follow whatever tokenizer is global unless one
+ * is passed). We call `splitText` on the document text, so no LlamaIndex nodes and none of their random UUIDs exist;
+ * ids are ours: `<docId>#<ordinal>`.
+ *
+ * What SentenceSplitter does (read from its source, `@llamaindex/core/node-parser`): it splits the text into pieces
+ * that fit, preferring paragraph breaks (`\n\n\n`), then sentences, then sub-sentence punctuation, then spaces, then
+ * single characters; it packs consecutive pieces into chunks of at most `chunkSize` tokens (token counts are summed
+ * over pieces) and starts each new chunk with the last pieces of the previous one, as many as fit in `chunkOverlap`
+ * tokens; chunks are trimmed. So it is not a fixed sliding window: chunk boundaries fall on sentence (or word)
+ * boundaries, chunks are often shorter than `size`, and the overlap is at most `overlap` tokens, whole pieces only.
+ * On text without sentence punctuation and a word tokenizer it reproduces the word sliding window exactly
+ * (`w1 … w10`, size 4, overlap 1 → `w1 w2 w3 w4`, `w4 w5 w6 w7`, `w7 w8 w9 w10`).
+ */
+import { SentenceSplitter } from 'llamaindex/node-parser';
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import { HarnessError } from '../errors.js';
+import type { Chunk, ChunkingSpec, Doc } from '../types.js';
+import { alignChunks } from './align.js';
+
+/** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
+export interface Tokenizer {
+  /** Stable name for manifests, e.g. `cl100k_base`. */
+  readonly name: string;
+  /** Tokens of `text`; only the length is used. Must be deterministic. */
+  encode(text: string): ArrayLike<unknown>;
+}
+
+let cl100k: Tokenizer | undefined;
+
+/** Distinct pre-tokens remembered by {@link defaultTokenizer} before its memo is cleared (bounds memory). */
+const PRETOKEN_MEMO_LIMIT = 500_000;
+
+/**
+ * The default chunking tokenizer: OpenAI's `cl100k_base` BPE through js-tiktoken 1.0.21, the same encoding
+ * @llamaindex/env's `tokenizers.tokenizer()` (LlamaIndex's default) uses, with the same token ids.
+ *
+ * Two differences from calling js-tiktoken directly, neither changing the tokens of ordinary text:
+ * - special-token text such as `<|endoftext|>` inside a document is encoded as ordinary text instead of throwing;
+ * - speed: tiktoken cuts text with the encoding's pre-token pattern (`pat_str`) and byte-pair-encodes each pre-token
+ *   independently; we do the cut ourselves and memoise each pre-token's tokens, because SentenceSplitter re-encodes
+ *   the same text many times (whole text, then each split). js-tiktoken alone spends ~1 s per 300k tokens.
+ *   A test checks the ids equal js-tiktoken's on varied text.
+ *
+ * Built once, lazily (loading the ranks takes about 0.2 s).
+ */
+export function defaultTokenizer(): Tokenizer {
+  if (cl100k === undefined) {
+    const encoding = new Tiktoken(cl100kBase);
+    const pattern = new RegExp(cl100kBase.pat_str, 'gu');
+    const memo = new Map<string, number[]>();
+    cl100k = {
+      name: 'cl100k_base',
+      encode(text: string): number[] {
+        const out: number[] = [];
+        for (const m of text.matchAll(pattern)) {
+          const pre = m[0];
+          let ids = memo.get(pre);
+          if (ids === undefined) {
+            ids = encoding.encode(pre, [], []);
+            if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
+            memo.set(pre, ids);
+          }
+          for (const id of ids) out.push(id);
+        }
+        return out;
+      },
+    };
+  }
+  return cl100k;
+}
+
+/**
+ * The chunking key used in config ids and caches: `none` for whole documents, else `cs<size>-ov<overlap>`
+ * (`{ size: 256, overlap: 32 }` → `cs256-ov32`). Does not validate; see {@link chunkDocuments}.
+ */
+export function chunkingKey(spec: ChunkingSpec): string {
+  return spec.size === null ? 'none' : `cs${spec.size}-ov${spec.overlap}`;
+}
+
+/** Throws `HarnessError('CONFIG_INVALID')` naming size and overlap unless the spec is valid (field case C01). */
+function validate(spec: ChunkingSpec): void {
+  const { size, overlap } = spec;
+  const both = `chunking.size (${String(size)}), chunking.overlap (${String(overlap)})`;
+  const fail = (why: string, remedy: string): never => {
+    throw new HarnessError('CONFIG_INVALID', `${both}: ${why}`, { location: { path: 'chunking' }, remedy });
+  };
+  if (size === null) {
+    if (overlap !== 0) fail('overlap must be 0 when size is null (whole documents)', 'set overlap to 0 or give a size');
+    return;
+  }
+  if (!Number.isInteger(size) || size < 1) fail('size must be an integer >= 1 (tokens)', 'use a size such as 256');
+  if (!Number.isInteger(overlap) || overlap < 0) fail('overlap must be an integer >= 0 (tokens)', 'use an overlap such as 32, or 0');
+  if (overlap >= size) fail('overlap must be smaller than size', `use an overlap below ${size}, e.g. ${Math.floor(size / 8)}`);
+}
+
+/**
+ * Cuts `docs` into chunks, in document order then position order.
+ *
+ * - `spec.size === null`: one chunk per document, the whole text (`<docId>#0`, `[0, text.length)`).
+ * - `spec.size === n`: SentenceSplitter with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
+ *   default {@link defaultTokenizer}); ids `<docId>#<ordinal>`, ordinal 0-based and contiguous. Each chunk's
+ *   `[start, end)` is found by forward alignment (see `align.ts`); `text = doc.text.slice(start, end)` and `tokens`
+ *   is the token count of that text. Dropped, so that no chunk lies inside a neighbour: a chunk inside the previous
+ *   one (the splitter emits one when a chunk's new material is whitespace only) and a chunk inside the next one (the
+ *   splitter carries a whole short chunk over as the next chunk's overlap). `tokens` is usually ≤ size but can reach
+ *   size + overlap (SentenceSplitter adds the carried overlap before a sentence that alone fits in size) and can
+ *   differ from the splitter's sum over pieces by a token or two (BPE across piece joins).
+ * - Empty or whitespace-only documents give no chunks.
+ *
+ * Throws `HarnessError('CONFIG_INVALID')` naming size and overlap, before any work, when size is not an integer ≥ 1,
+ * overlap is not an integer ≥ 0, overlap ≥ size, or overlap ≠ 0 with size null; and `HarnessError('CONFIG_INVALID')`
+ * naming the document when SentenceSplitter fails on it (it throws "Single token exceeded chunk size" when one
+ * character is more tokens than `size`, e.g. an emoji at size 1). Does not change its inputs.
+ */
+export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokenizer: Tokenizer = defaultTokenizer()): Chunk[] {
+  validate(spec);
+  const count = (text: string): number => tokenizer.encode(text).length;
+  const chunks: Chunk[] = [];
+  const size = spec.size;
+  if (size === null) {
+    for (const doc of docs) {
+      if (doc.text.trim() === '') continue;
+      chunks.push({ id: `${doc.id}#0`, docId: doc.id, ordinal: 0, text: doc.text, start: 0, end: doc.text.length, tokens: count(doc.text) });
+    }
+    return chunks;
+  }
+  const silent = { log: () => {}, error: () => {}, warn: () => {} };
+  const splitter = new SentenceSplitter({
+    chunkSize: size,
+    chunkOverlap: spec.overlap,
+    // SentenceSplitter only calls encode(text).length.
+    tokenizer: { encode: (text: string) => tokenizer.encode(text), decode: () => '' } as never,
+    logger: silent as never,
+  });
+  for (const doc of docs) {
+    if (doc.text.trim() === '') continue;
+    let pieces: string[];
+    try {
+      pieces = splitter.splitText(doc.text);
+    } catch (e) {
+      throw new HarnessError(
+        'CONFIG_INVALID',
+        `chunking ${chunkingKey(spec)}: SentenceSplitter failed on document ${JSON.stringify(doc.id)}: ${(e as Error).message}`,
+        { location: { path: 'chunking.size' }, remedy: 'use a larger chunking.size', cause: e },
+      );
+    }
+    const spans = alignChunks(doc.text, pieces, { overlap: spec.overlap, countTokens: count });
+    let ordinal = 0;
+    for (const span of spans) {
+      if (span === null) continue;
+      const text = doc.text.slice(span.start, span.end);
+      chunks.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text, start: span.start, end: span.end, tokens: count(text) });
+      ordinal++;
+    }
+  }
+  return chunks;
+}
