@@ -87,6 +87,8 @@ export const configSchema = z
     relevanceThreshold: positiveInt.default(1),
     /** Evidence projection: a chunk is relevant to a span when the overlap covers this share of the span or chunk. */
     evidenceOverlap: z.number().gt(0, 'must be in (0, 1]').max(1, 'must be in (0, 1]').default(0.5),
+    /** Token budgets for the evidence-level view: evidence recall of the top chunks that fit in B tokens. */
+    evidenceBudgets: z.array(positiveInt).default([512, 1024]),
     statistics: z
       .object({
         seed: z.number().int().default(42),
@@ -171,6 +173,13 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     const maxK = Math.max(...c.topK);
     if (c.modes.includes('hybrid') && c.hybrid.depth < maxK)
       return [['hybrid.depth', `hybrid.depth (${c.hybrid.depth}) must be at least the largest topK (${maxK}); each list fed to fusion needs that many results`]];
+    return [];
+  },
+  function chunkLabelsNeedOneChunking(c) {
+    const overlaps = Array.isArray(c.chunking.overlap) ? c.chunking.overlap : [c.chunking.overlap];
+    const n = c.chunking.sizes.reduce<number>((sum, size) => sum + (size === "none" ? 1 : overlaps.length), 0);
+    if (c.level === 'chunk' && n !== 1)
+      return [['level', `level chunk scores chunk-id labels, which are valid for one chunking only, but the grid has ${n} chunkings; use level: evidence to compare chunkings, or list one chunk size and overlap`]];
     return [];
   },
   function distinctValues(c) {

@@ -43,16 +43,26 @@ export function runRows(row: ConfigResult): { qid: string; docno: string; rank: 
     q.retrieved.forEach((r, i) => {
       const docno = seen.has(r.docId) ? r.chunkId : r.docId;
       seen.add(r.docId);
-      out.push({ qid: q.qid, docno, rank: i + 1, score: row.config.k + 1 - (i + 1) });
+      out.push({ qid: trecId(q.qid), docno: trecId(docno), rank: i + 1, score: row.config.k + 1 - (i + 1) });
     });
   }
   return out;
 }
 
+/**
+ * A document or question id as a TREC token: TREC files are whitespace-separated, so `%` and whitespace are
+ * percent-encoded (`my notes.md` → `my%20notes.md`). Applied alike to qrels.trec and the runs, so they still match.
+ */
+export function trecId(id: string): string {
+  return /[\s%]/.test(id)
+    ? id.replace(/[\s%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+    : id;
+}
+
 /** qrels of the scored questions (questions left out of the means are left out here too). */
 export function qrelsOf(questions: readonly Question[]): Map<string, Map<string, number>> {
   const qrels = new Map<string, Map<string, number>>();
-  for (const q of questions) qrels.set(q.id, new Map(Object.entries(q.relevant)));
+  for (const q of questions) qrels.set(trecId(q.id), new Map(Object.entries(q.relevant).map(([d, g]) => [trecId(d), g])));
   return qrels;
 }
 

@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import pLimit from 'p-limit';
-import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Question, QueryDetail, SweepResult } from '../types.js';
+import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
 import { loadDataset } from '../load/dataset.js';
@@ -27,8 +27,10 @@ import { createProvider } from '../embed/registry.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
-import { measuresAtK, formatMeasure, type Measure } from '../score/measures.js';
-import { relevantCount, scoreRanking } from '../score/evaluate.js';
+import { measuresAtK } from '../score/measures.js';
+import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
+import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
+import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
 import { ROW_FAMILIES } from '../config/schema.js';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -111,8 +113,9 @@ export async function runSweep(
   const scored: Question[] = [];
   const excluded: { id: string; reason: string }[] = [];
   for (const q of dataset.questions) {
-    if (relevantCount(q.relevant, threshold) > 0) scored.push(q);
-    else excluded.push({ id: q.id, reason: `no relevant label (no grade ≥ ${threshold})` });
+    const reason = unscorableReason(q, config.level, threshold);
+    if (reason === null) scored.push(q);
+    else excluded.push({ id: q.id, reason });
   }
   if (excluded.length > 0)
     emit({
@@ -201,11 +204,10 @@ export async function runSweep(
   // 5. Score every row from the stored rankings.
   t = performance.now();
   const configs: ConfigResult[] = [];
-  const measuresByK = new Map<number, Measure[]>();
-  for (const k of config.topK) measuresByK.set(k, measuresAtK(k, ROW_FAMILIES));
+  const scorer = makeScorer(config, stages, scored);
   for (const [i, spec] of grid.entries()) {
     if (i % 50 === 0) emit({ kind: 'progress', stage: 'score', done: i, total: grid.length });
-    configs.push(scoreRow(spec, stages, dense, scored, measuresByK.get(spec.k)!, threshold, maxK));
+    configs.push(scoreRow(spec, stages, dense, scored, scorer));
   }
   emit({ kind: 'progress', stage: 'score', done: grid.length, total: grid.length });
   timings.score_seconds = (performance.now() - t) / 1000;
@@ -246,6 +248,7 @@ export async function runSweep(
     bm25: needsKeyword ? bm25Params(stages) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
     hybrid: config.modes.includes('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth } : null,
     retrievalDepth: depth,
+    ...(config.level === 'evidence' ? { evidence: { minOverlap: config.evidenceOverlap, budgets: config.evidenceBudgets, projection: scorer.projectionStats() } } : {}),
     embeddings: embeddingInfo,
     relevanceThreshold: threshold,
     level: config.level,
@@ -364,15 +367,95 @@ async function runModel(
   return info;
 }
 
+/** Why a question cannot be scored at `level` (null when it can). */
+function unscorableReason(q: Question, level: Level, threshold: number): string | null {
+  if (level === 'document')
+    return relevantCount(q.relevant, threshold) > 0 ? null : `no relevant label (no grade ≥ ${threshold})`;
+  if (level === 'chunk')
+    return relevantCount(q.chunkLabels ?? {}, threshold) > 0 ? null : `no chunk label with grade ≥ ${threshold}`;
+  return q.evidence.some((s) => s.grade >= threshold) ? null : `no evidence span with grade ≥ ${threshold}`;
+}
+
+/** Scores one question's top-k chunks; built once per sweep, holding everything that does not depend on the row. */
+interface Scorer {
+  /** `full` is the question's whole stored list (up to the largest k); the row scores its first `k`. */
+  score(stage: ChunkingStage, j: number, full: Hit[], k: number): { values: Record<string, number>; firstRelevantRank: number | null };
+  projectionStats(): Record<string, ProjectionStats>;
+}
+
+function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Question[]): Scorer {
+  const threshold = config.relevanceThreshold;
+  const plans = new Map<number, MeasurePlan>();
+  const planAt = (k: number) => {
+    let p = plans.get(k);
+    if (!p) plans.set(k, (p = planMeasures(measuresAtK(k, ROW_FAMILIES))));
+    return p;
+  };
+  if (config.level === 'document' || config.level === 'chunk') {
+    const prepared = scored.map((q) =>
+      prepareJudgements(config.level === 'document' ? q.relevant : (q.chunkLabels ?? {}), { relevanceThreshold: threshold }),
+    );
+    return {
+      score(stage, j, full, k) {
+        const hits = full.length > k ? full.slice(0, k) : full;
+        const ids = config.level === 'document' ? hits.map((h) => stage.docOf.get(h.id) ?? h.id) : hits.map((h) => h.id);
+        return scorePrepared(ids, prepared[j], planAt(k));
+      },
+      projectionStats: () => ({}),
+    };
+  }
+  // Evidence level: project every question's spans onto each chunking once.
+  const projections = new Map<string, Projection[]>();
+  const chunkById = new Map<string, Map<string, Chunk>>();
+  const projectionsOf = (stage: ChunkingStage): Projection[] => {
+    let p = projections.get(stage.key);
+    if (!p) {
+      const byDoc = new Map<string, Chunk[]>();
+      const byId = new Map<string, Chunk>();
+      for (const c of stage.chunks) {
+        let list = byDoc.get(c.docId);
+        if (!list) byDoc.set(c.docId, (list = []));
+        list.push(c);
+        byId.set(c.id, c);
+      }
+      chunkById.set(stage.key, byId);
+      p = scored.map((q) => projectEvidence(q.evidence, byDoc, { minOverlap: config.evidenceOverlap }));
+      projections.set(stage.key, p);
+    }
+    return p;
+  };
+  return {
+    score(stage, j, full, k) {
+      const projection = projectionsOf(stage)[j];
+      const ids = full.slice(0, k).map((h) => h.id);
+      const s = evaluateChunkLevel(ids, projection, k, { relevanceThreshold: threshold });
+      const values: Record<string, number> = s
+        ? s.values
+        : Object.fromEntries(planAt(k).names.map((n) => [n, 0]));
+      const byId = chunkById.get(stage.key)!;
+      const chunks = ids.map((id) => byId.get(id)!).filter(Boolean);
+      Object.assign(values, budgetValues(evidenceCoverage(chunks, scored[j].evidence), k));
+      // Equal token budgets: the longest prefix of the whole stored list that fits in B tokens (same for every k).
+      const ranked = full.map((h) => byId.get(h.id)!).filter(Boolean);
+      for (const b of config.evidenceBudgets)
+        values[`evidence_recall@${b}t`] = evidenceCoverage(atTokenBudget(ranked, b), scored[j].evidence).evidenceRecall;
+      return { values, firstRelevantRank: s ? s.firstRelevantRank : null };
+    },
+    projectionStats() {
+      const out: Record<string, ProjectionStats> = {};
+      for (const st of stages) if (!st.error) out[st.key] = projectionStats(projectionsOf(st));
+      return out;
+    },
+  };
+}
+
 /** Scores one grid row from the stored rankings (a prefix of length k of each list). */
 function scoreRow(
   spec: ConfigSpec,
   stages: ChunkingStage[],
   dense: Map<string, Map<string, DenseStage>>,
   scored: Question[],
-  measures: Measure[],
-  threshold: number,
-  maxK: number,
+  scorer: Scorer,
 ): ConfigResult {
   const failed = (error: string): ConfigResult => ({
     config: spec,
@@ -406,35 +489,29 @@ function scoreRow(
       buildSeconds += d.semantic.buildSeconds;
       queryMs = d.semantic.queryMs;
     } else {
-      if (!d.hybrid || !d.semantic) {
-        const kwErr = st.keyword && 'error' in st.keyword ? st.keyword.error : 'hybrid lists were not built';
-        return failed(kwErr);
-      }
-      if (!st.keyword || 'error' in st.keyword) return failed('keyword index was not built');
+      if (!st.keyword || 'error' in st.keyword) return failed(st.keyword && 'error' in st.keyword ? st.keyword.error : 'keyword index was not built');
+      if (!d.hybrid || !d.semantic) return failed('hybrid lists were not built');
       lists = d.hybrid.lists;
       buildSeconds += d.semantic.buildSeconds + st.keyword.buildSeconds;
       queryMs = d.hybrid.queryMs;
     }
   }
-  void maxK;
   try {
     const perQuery: QueryDetail[] = [];
-    const names = measures.map(formatMeasure);
-    const sums = new Float64Array(names.length);
+    const sums = new Map<string, number>();
     for (const [j, q] of scored.entries()) {
       const hits = lists[j].slice(0, spec.k);
-      const docIds = hits.map((h) => st.docOf.get(h.id) ?? h.id);
-      const s = scoreRanking(docIds, q.relevant, measures, { relevanceThreshold: threshold });
-      for (const [m, name] of names.entries()) sums[m] += s.values[name];
+      const s = scorer.score(st, j, lists[j], spec.k);
+      for (const name in s.values) sums.set(name, (sums.get(name) ?? 0) + s.values[name]);
       perQuery.push({
         qid: q.id,
-        retrieved: hits.map((h, r) => ({ chunkId: h.id, docId: docIds[r], score: h.score })),
+        retrieved: hits.map((h) => ({ chunkId: h.id, docId: st.docOf.get(h.id) ?? h.id, score: h.score })),
         firstRelevantRank: s.firstRelevantRank,
         metrics: s.values,
       });
     }
     const means: Record<string, number> = {};
-    for (const [m, name] of names.entries()) means[name] = scored.length === 0 ? 0 : sums[m] / scored.length;
+    for (const [name, sum] of sums) means[name] = scored.length === 0 ? 0 : sum / scored.length;
     return { config: spec, status: 'ok', means, questions: scored.length, buildSeconds, meanQueryMs: queryMs, perQuery };
   } catch (e) {
     return failed(`scoring failed: ${errorText(e)}`);
