@@ -1,0 +1,294 @@
+/**
+ * The on-disk embedding cache: one SQLite file (better-sqlite3 v12, WAL mode) mapping a key to the exact bytes of a
+ * `Float32Array`.
+ *
+ * - Key: `provider.cacheKey(role) + '\u0000' + sha256(text)` (built by `embedTexts`, see {@link embeddingCacheKey}).
+ *   The provider part names the model, its file hash, dtype, pooling, normalisation, role prefix and max length, so
+ *   a vector is never reused across models or settings.
+ * - Value: the vector's bytes exactly as returned (little-endian float32), so a round trip is bit-exact.
+ * - Schema version: a row in `meta`; a different version drops and recreates the `embeddings` table.
+ * - Concurrency: WAL journal + `busy_timeout` (default 10 s); every write runs in a `BEGIN IMMEDIATE` transaction,
+ *   so two sweeps can share one file (a writer waits for the other instead of failing).
+ * - Bounded: `maxEntries` prunes after each `put` to the most recently used entries. "Recently used" is a logical
+ *   clock stored in the file (one tick per `get`/`put` call, shared by all connections), not wall time, so ties
+ *   inside one millisecond and clock skew cannot reorder entries; ties within one call are broken by key order.
+ *
+ * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default `.cache/retrieval-sweep`.
+ */
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import { sha256Text } from './hash.js';
+
+/** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
+export const CACHE_SCHEMA_VERSION = 1;
+
+// better-sqlite3 ships no type declarations and @types/better-sqlite3 is not installed: the few calls used here.
+interface Statement {
+  run(...params: unknown[]): { changes: number };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+interface Transaction<A extends unknown[], R> {
+  (...args: A): R;
+  immediate(...args: A): R;
+}
+interface Database {
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  prepare(sql: string): Statement;
+  exec(sql: string): void;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<A, R>;
+  close(): void;
+  readonly open: boolean;
+}
+type DatabaseCtor = new (file: string, options?: { timeout?: number }) => Database;
+
+const require = createRequire(import.meta.url);
+let ctor: DatabaseCtor | undefined;
+function sqlite(): DatabaseCtor {
+  ctor ??= require('better-sqlite3') as DatabaseCtor;
+  return ctor;
+}
+
+/** Options of {@link EmbeddingCache.open}. */
+export interface EmbeddingCacheOptions {
+  /** Keep at most this many vectors (least recently used are dropped after each put). Default: unbounded. */
+  maxEntries?: number;
+  /** How long a writer waits for another connection's lock, in milliseconds. Default 10 000. */
+  busyTimeoutMs?: number;
+}
+
+/** Counters of one open cache (this connection only, since it was opened) plus the file's size. */
+export interface EmbeddingCacheStats {
+  file: string;
+  schemaVersion: number;
+  /** Vectors in the file now (all connections). */
+  entries: number;
+  /** Keys found by `get` on this connection. */
+  hits: number;
+  /** Keys not found by `get` on this connection. */
+  misses: number;
+  /** Vectors written by `put` on this connection. */
+  puts: number;
+  /** Vectors removed by pruning on this connection. */
+  pruned: number;
+  maxEntries: number | null;
+}
+
+/** `providerKey + '\u0000' + sha256(text)`: the cache key of one text for one provider role. */
+export function embeddingCacheKey(providerKey: string, text: string): string {
+  return `${providerKey}\u0000${sha256Text(text)}`;
+}
+
+const IN_CHUNK = 500;
+
+function cacheError(file: string, what: string, cause: unknown): HarnessError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new HarnessError('CACHE_FAILED', `embedding cache ${file}: ${what}: ${detail}`, {
+    location: { file },
+    remedy: 'check that the folder is writable and the disk not full; delete the file to start an empty cache',
+    cause,
+  });
+}
+
+/** A vector store on SQLite. Not safe to share one instance between worker threads; open one per thread/process. */
+export class EmbeddingCache {
+  readonly file: string;
+  private readonly db: Database;
+  private maxEntries: number | null;
+  private hits = 0;
+  private misses = 0;
+  private puts = 0;
+  private pruned = 0;
+
+  private constructor(file: string, db: Database, maxEntries: number | null) {
+    this.file = file;
+    this.db = db;
+    this.maxEntries = maxEntries;
+  }
+
+  /**
+   * Opens (creating folders and file as needed) the cache at `file`. Sets WAL mode and the busy timeout, creates the
+   * tables, and recreates the `embeddings` table when the stored schema version differs from
+   * {@link CACHE_SCHEMA_VERSION}. Throws `HarnessError('CACHE_FAILED')` naming the file when it cannot be opened
+   * (not a SQLite file, no permission) and `HarnessError('CONFIG_INVALID')` for a `maxEntries` below 1.
+   */
+  static open(file: string, opts: EmbeddingCacheOptions = {}): EmbeddingCache {
+    const maxEntries = opts.maxEntries ?? null;
+    if (maxEntries !== null && (!Number.isInteger(maxEntries) || maxEntries < 1)) {
+      throw new HarnessError('CONFIG_INVALID', `embedding cache maxEntries (${maxEntries}) must be a whole number ≥ 1`, {
+        remedy: 'leave it out for an unbounded cache, or give a positive number',
+      });
+    }
+    const abs = path.resolve(file);
+    let db: Database | undefined;
+    try {
+      mkdirSync(path.dirname(abs), { recursive: true });
+      const Ctor = sqlite();
+      db = new Ctor(abs, { timeout: opts.busyTimeoutMs ?? 10_000 });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      const conn = db;
+      conn.transaction(() => {
+        conn.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID');
+        const row = conn.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: unknown } | undefined;
+        if (row === undefined || Number(row.value) !== CACHE_SCHEMA_VERSION) {
+          conn.exec('DROP TABLE IF EXISTS embeddings');
+          conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(CACHE_SCHEMA_VERSION);
+          conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
+        }
+        conn.exec(
+          'CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, last_used INTEGER NOT NULL)',
+        );
+        conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
+        conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
+      }).immediate();
+    } catch (e) {
+      try {
+        db?.close();
+      } catch {
+        // already failing; keep the first error
+      }
+      throw cacheError(abs, 'cannot open', e);
+    }
+    return new EmbeddingCache(abs, db, maxEntries);
+  }
+
+  /** Advances the shared logical clock by one tick and returns the new value. Call inside a write transaction. */
+  private tick(): number {
+    const row = this.db
+      .prepare("UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value")
+      .get() as { value: number | bigint };
+    return Number(row.value);
+  }
+
+  /**
+   * Looks up `keys`; returns a new `Float32Array` (a copy of the stored bytes) per key, or `undefined` when absent,
+   * aligned with `keys`. Found entries are marked as used now. Throws `HarnessError('CACHE_FAILED')`.
+   */
+  get(keys: readonly string[]): (Float32Array | undefined)[] {
+    const out: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(keys.length).fill(undefined);
+    if (keys.length === 0) return out;
+    try {
+      this.db
+        .transaction(() => {
+          const now = this.tick();
+          const index = new Map<string, number[]>();
+          keys.forEach((k, i) => {
+            const list = index.get(k);
+            if (list) list.push(i);
+            else index.set(k, [i]);
+          });
+          const distinct = [...index.keys()];
+          for (let s = 0; s < distinct.length; s += IN_CHUNK) {
+            const part = distinct.slice(s, s + IN_CHUNK);
+            const marks = part.map(() => '?').join(',');
+            const rows = this.db.prepare(`SELECT key, vec FROM embeddings WHERE key IN (${marks})`).all(...part) as {
+              key: string;
+              vec: Uint8Array;
+            }[];
+            const found: string[] = [];
+            for (const r of rows) {
+              if (r.vec.byteLength % 4 !== 0) continue; // not a float32 array: treat as a miss, a put overwrites it
+              const copy = new Uint8Array(r.vec.byteLength);
+              copy.set(r.vec);
+              const vec = new Float32Array(copy.buffer);
+              for (const i of index.get(r.key) ?? []) out[i] = vec;
+              found.push(r.key);
+            }
+            if (found.length > 0) {
+              this.db
+                .prepare(`UPDATE embeddings SET last_used = ? WHERE key IN (${found.map(() => '?').join(',')})`)
+                .run(now, ...found);
+            }
+          }
+        })
+        .immediate();
+    } catch (e) {
+      throw cacheError(this.file, 'read failed', e);
+    }
+    for (const v of out) {
+      if (v === undefined) this.misses++;
+      else this.hits++;
+    }
+    return out;
+  }
+
+  /**
+   * Stores vectors (replacing existing keys) in one transaction, marked as used now; then prunes to `maxEntries`
+   * when set. Stores the bytes of each array view exactly. Throws `HarnessError('CACHE_FAILED')`.
+   */
+  put(entries: readonly (readonly [string, Float32Array])[]): void {
+    if (entries.length === 0) return;
+    try {
+      this.db
+        .transaction(() => {
+          const now = this.tick();
+          const stmt = this.db.prepare(
+            'INSERT INTO embeddings (key, vec, last_used) VALUES (?, ?, ?) ' +
+              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, last_used = excluded.last_used',
+          );
+          for (const [key, vec] of entries) {
+            stmt.run(key, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength), now);
+          }
+          if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
+        })
+        .immediate();
+    } catch (e) {
+      throw cacheError(this.file, 'write failed', e);
+    }
+    this.puts += entries.length;
+  }
+
+  private pruneInside(maxEntries: number): number {
+    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
+    const excess = n - maxEntries;
+    if (excess <= 0) return 0;
+    return this.db
+      .prepare(
+        'DELETE FROM embeddings WHERE key IN (SELECT key FROM embeddings ORDER BY last_used ASC, key ASC LIMIT ?)',
+      )
+      .run(excess).changes;
+  }
+
+  /**
+   * Deletes the least recently used entries until at most `maxEntries` (≥ 0) remain; returns how many were deleted.
+   * Ties in last use are broken by key (smaller key deleted first). Throws `HarnessError('CACHE_FAILED')`.
+   */
+  prune(maxEntries: number): number {
+    if (!Number.isInteger(maxEntries) || maxEntries < 0) {
+      throw new HarnessError('CONFIG_INVALID', `prune(${maxEntries}): maxEntries must be a whole number ≥ 0`);
+    }
+    let removed = 0;
+    try {
+      this.db.transaction(() => {
+        removed = this.pruneInside(maxEntries);
+      }).immediate();
+    } catch (e) {
+      throw cacheError(this.file, 'prune failed', e);
+    }
+    this.pruned += removed;
+    return removed;
+  }
+
+  /** Counters of this connection and the current entry count of the file. */
+  stats(): EmbeddingCacheStats {
+    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
+    return {
+      file: this.file,
+      schemaVersion: CACHE_SCHEMA_VERSION,
+      entries: n,
+      hits: this.hits,
+      misses: this.misses,
+      puts: this.puts,
+      pruned: this.pruned,
+      maxEntries: this.maxEntries,
+    };
+  }
+
+  /** Closes the connection. Idempotent. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

