@@ -95,7 +95,9 @@ function checkLevel(level: number): void {
  * Draws the bootstrap resamples of a question set once and returns each column's resample means.
  *
  * For resample r = 0..R−1 it draws n question indices with replacement, `floor(u · n)` with u from
- * `seededRandom(seed)` in order (r-major), and adds up every column at those indices, left to right.
+ * `seededRandom(seed)` in order (r-major), counts how often each question was drawn (w_q), and forms each column's
+ * mean as Σ_q w_q · x_q / n, summing over questions in index order. Working from counts skips the ~37% of questions a
+ * resample leaves out, and the indices are reused for every column.
  *
  * @param values question-major matrix: `values[q * columns + c]` is column c's value for question q, length n·columns.
  * @param n number of questions, ≥ 1.
@@ -112,16 +114,26 @@ export function bootstrapResampleMeans(
   seed: number,
 ): Float64Array {
   const out = new Float64Array(resamples * columns);
-  const acc = new Float64Array(columns);
+  const counts = new Uint32Array(n);
   const rand = seededRandom(seed);
   for (let r = 0; r < resamples; r++) {
-    acc.fill(0);
-    for (let j = 0; j < n; j++) {
-      const base = Math.floor(rand() * n) * columns;
-      for (let c = 0; c < columns; c++) acc[c] += values[base + c];
+    counts.fill(0);
+    for (let j = 0; j < n; j++) counts[Math.floor(rand() * n)]++;
+    const acc = out.subarray(r * columns, (r + 1) * columns);
+    for (let q = 0; q < n; q++) {
+      const w = counts[q];
+      if (w === 0) continue;
+      const row = values.subarray(q * columns, (q + 1) * columns);
+      let c = 0;
+      for (; c + 3 < columns; c += 4) {
+        acc[c] += w * row[c];
+        acc[c + 1] += w * row[c + 1];
+        acc[c + 2] += w * row[c + 2];
+        acc[c + 3] += w * row[c + 3];
+      }
+      for (; c < columns; c++) acc[c] += w * row[c];
     }
-    const o = r * columns;
-    for (let c = 0; c < columns; c++) out[o + c] = acc[c] / n;
+    for (let c = 0; c < columns; c++) acc[c] /= n;
   }
   return out;
 }
@@ -168,14 +180,14 @@ export function bootstrapCI(
 
 /**
  * Random sign patterns for the Monte Carlo sign-flip test, drawn once and reused for every comparison:
- * `flips[r * n + j] === 1` means question j's difference is negated in resample r. Each bit is `u < 0.5` with u from
- * `seededRandom(seed)` in order (r-major).
+ * `signs[r * n + j]` is −1 when question j's difference is negated in resample r, else +1. Each entry is
+ * `u < 0.5 ? −1 : +1` with u from `seededRandom(seed)` in order (r-major). Length n · resamples.
  */
-export function signFlipPlan(n: number, resamples: number, seed: number): Uint8Array {
-  const flips = new Uint8Array(n * resamples);
+export function signFlipPlan(n: number, resamples: number, seed: number): Int8Array {
+  const signs = new Int8Array(n * resamples);
   const rand = seededRandom(seed);
-  for (let i = 0; i < flips.length; i++) flips[i] = rand() < 0.5 ? 1 : 0;
-  return flips;
+  for (let i = 0; i < signs.length; i++) signs[i] = rand() < 0.5 ? -1 : 1;
+  return signs;
 }
 
 /**
@@ -215,8 +227,8 @@ export function pairedPermutationTest(
   for (let j = 0; j < n; j++) d[j] = a[j] - b[j];
   if (n === 0) return { meanDiff: NaN, pValue: 1, exact: true };
   if (n <= exactUpTo) return { ...exactSignFlip(d), exact: true };
-  const flips = signFlipPlan(n, resamples, seed);
-  return { ...monteCarloSignFlip(d, flips, resamples), exact: false };
+  const signs = signFlipPlan(n, resamples, seed);
+  return { ...monteCarloSignFlip(d, signs, resamples), exact: false };
 }
 
 /** Observed sum, its absolute value with tolerance, used by both sign-flip variants. */
@@ -248,7 +260,7 @@ export function exactSignFlip(d: Float64Array): { meanDiff: number; pValue: numb
 /** Monte Carlo sign-flip test over a precomputed {@link signFlipPlan} (n values per resample). */
 export function monteCarloSignFlip(
   d: Float64Array,
-  flips: Uint8Array,
+  signs: Int8Array,
   resamples: number,
 ): { meanDiff: number; pValue: number } {
   const n = d.length;
@@ -257,7 +269,7 @@ export function monteCarloSignFlip(
   for (let r = 0; r < resamples; r++) {
     const o = r * n;
     let s = 0;
-    for (let j = 0; j < n; j++) s += flips[o + j] ? -d[j] : d[j];
+    for (let j = 0; j < n; j++) s += signs[o + j] * d[j];
     if (Math.abs(s) >= threshold) count++;
   }
   return { meanDiff: sum / n, pValue: (count + 1) / (resamples + 1) };
