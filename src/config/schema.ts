@@ -127,7 +127,8 @@ function describeValue(v: unknown): string {
 function valueAt(obj: unknown, keyPath: readonly PropertyKey[]): unknown {
   let cur: unknown = obj;
   for (const key of keyPath) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    // A shorthand (e.g. `use-lite` for `{model: use-lite}`) ends the walk early: report the value written.
+    if (cur === null || typeof cur !== 'object') return cur;
     cur = (cur as Record<PropertyKey, unknown>)[key];
   }
   return cur;

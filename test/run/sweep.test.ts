@@ -1,0 +1,164 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../src/config/schema.js';
+import { runSweep } from '../../src/run/sweep.js';
+import { writeArtifacts, loadSweepResult, runRows, trecId } from '../../src/run/artifacts.js';
+import { analyze, withStatistics } from '../../src/report/analyze.js';
+import { renderReports } from '../../src/report/render.js';
+import { readQrels, readRun } from '../../src/load/trec.js';
+import { evaluate } from '../../src/score/evaluate.js';
+import { parseMeasure } from '../../src/score/measures.js';
+import type { SweepResult } from '../../src/types.js';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const tiny = path.resolve(here, '../fixtures/sweep/tiny');
+
+/** Runs a sweep on the tiny fixture and writes its artifacts into a fresh temp folder. */
+async function sweepAndWrite(overrides: Record<string, unknown>): Promise<{ dir: string; result: SweepResult }> {
+  const config = parseConfig({
+    name: 'tiny',
+    dataset: { path: tiny },
+    chunking: { sizes: ['none', 16], overlap: 4 },
+    topK: [1, 3, 5],
+    modes: ['keyword'],
+    primaryMetric: 'ndcg@3',
+    cacheDir: path.join(mkdtempSync(path.join(tmpdir(), 'rs-cache-')), 'c'),
+    statistics: { seed: 7, resamples: 1000, alpha: 0.05 },
+    ...overrides,
+  });
+  const { result: raw } = await runSweep(config, { now: () => new Date('2026-01-01T00:00:00Z') });
+  const analysis = analyze(raw, { seed: 7, resamples: 1000 });
+  const result = withStatistics(raw, analysis);
+  const dir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-out-')), 'results');
+  writeArtifacts(dir, result, renderReports(result, analysis) as unknown as Record<string, string>);
+  return { dir, result };
+}
+
+describe('sweep end to end on a tiny folder (keyword mode)', () => {
+  let dir: string;
+  let result: SweepResult;
+  beforeAll(async () => {
+    ({ dir, result } = await sweepAndWrite({}));
+  });
+
+  it('expands 2 chunkings x 1 mode x 3 k = 6 rows, all ok, in grid order', () => {
+    expect(result.configs.map((c) => c.config.id)).toEqual([
+      'none.keyword.k1',
+      'none.keyword.k3',
+      'none.keyword.k5',
+      'cs16-ov4.keyword.k1',
+      'cs16-ov4.keyword.k3',
+      'cs16-ov4.keyword.k5',
+    ]);
+    expect(result.configs.every((c) => c.status === 'ok')).toBe(true);
+  });
+
+  it('leaves out the question with no relevant label and lists it', () => {
+    // q6 has only a grade-0 judgement: 5 of the 6 questions are scored.
+    expect(result.excluded.map((e) => e.id)).toEqual(['q6']);
+    expect(result.configs[0].questions).toBe(5);
+  });
+
+  it('ranks the LMP-204 manual first for "LMP-204 seal kit" and for a bare "204" (whole documents)', () => {
+    const k1 = result.configs.find((c) => c.config.id === 'none.keyword.k1')!;
+    const q2 = k1.perQuery.find((q) => q.qid === 'q2')!;
+    const q3 = k1.perQuery.find((q) => q.qid === 'q3')!;
+    expect(q2.retrieved[0].docId).toBe('products/lmp-204.md');
+    expect(q3.retrieved[0].docId).toBe('products/lmp-204.md');
+  });
+
+  it('every k is a prefix of the same ranking', () => {
+    const k3 = result.configs.find((c) => c.config.id === 'cs16-ov4.keyword.k3')!;
+    const k5 = result.configs.find((c) => c.config.id === 'cs16-ov4.keyword.k5')!;
+    for (const [j, q] of k3.perQuery.entries()) {
+      expect(q.retrieved).toEqual(k5.perQuery[j].retrieved.slice(0, 3));
+    }
+  });
+
+  it('means are the average of the per-question values', () => {
+    const row = result.configs.find((c) => c.config.id === 'none.keyword.k3')!;
+    const values = row.perQuery.map((q) => q.metrics['ndcg@3']);
+    expect(row.means['ndcg@3']).toBeCloseTo(values.reduce((a, b) => a + b, 0) / 5, 10);
+  });
+
+  it('writes the artifacts, and trec_eval-style evaluation of every exported run reproduces the matrix', () => {
+    for (const f of ['matrix.csv', 'matrix.json', 'per-query.jsonl', 'report.md', 'report.html', 'manifest.json', 'qrels.trec']) {
+      expect(existsSync(path.join(dir, f))).toBe(true);
+    }
+    const runs = readdirSync(path.join(dir, 'runs'));
+    expect(runs.length).toBe(6);
+    const qrels = readQrels(path.join(dir, 'qrels.trec'));
+    for (const row of result.configs) {
+      const run = readRun(path.join(dir, 'runs', `${row.config.id}.trec`));
+      const measures = Object.keys(row.means).map(parseMeasure);
+      const ev = evaluate(qrels, run, measures);
+      for (const [name, value] of Object.entries(row.means)) expect(ev.mean[name]).toBeCloseTo(value, 12);
+    }
+  });
+
+  it('a later chunk of an already-listed document is exported under its chunk id (never a duplicate docno)', () => {
+    for (const row of result.configs) {
+      const rows = runRows(row);
+      const keys = rows.map((r) => `${r.qid} ${r.docno}`);
+      expect(new Set(keys).size).toBe(keys.length);
+    }
+  });
+
+  it('reads a finished results folder back', () => {
+    const back = loadSweepResult(dir);
+    expect(back.configs.map((c) => c.config.id)).toEqual(result.configs.map((c) => c.config.id));
+    expect(back.configs[2].perQuery).toEqual(result.configs[2].perQuery);
+    expect(back.questions.map((q) => q.id)).toEqual(result.questions.map((q) => q.id));
+  });
+
+  it('the manifest records the tie rule, BM25 parameters, fingerprint and package versions', () => {
+    const m = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(m.tieRule).toContain('score descending, then id descending');
+    expect(m.bm25.k1).toBe(1.2);
+    expect(m.bm25.b).toBe(0.75);
+    expect(m.dataset.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(m.packages['wink-bm25-text-search']).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('TREC ids', () => {
+  it('percent-encodes whitespace and % so ids stay one token', () => {
+    expect(trecId('my notes.md')).toBe('my%20notes.md');
+    expect(trecId('a%b\tc')).toBe('a%25b%09c');
+    expect(trecId('faq/payments.md')).toBe('faq/payments.md');
+  });
+});
+
+describe('evidence level on the tiny folder', () => {
+  it('scores chunks against projected evidence and reports token-budget recall', async () => {
+    const { result } = await sweepAndWrite({ level: 'evidence', evidenceBudgets: [64] });
+    // q6 has no evidence span: excluded; the other five each carry one span.
+    expect(result.excluded.map((e) => e.id)).toEqual(['q6']);
+    const row = result.configs.find((c) => c.config.id === 'cs16-ov4.keyword.k5')!;
+    expect(row.status).toBe('ok');
+    for (const name of ['recall@5', 'ndcg@5', 'evidence_recall@5', 'evidence_precision@5', 'tokens@5', 'evidence_recall@64t'])
+      expect(row.means[name]).toBeTypeOf('number');
+    const stats = (result.manifest.evidence as { projection: Record<string, { spans: number }> }).projection;
+    expect(stats['cs16-ov4'].spans).toBe(5);
+  });
+});
+
+describe('bad input writes nothing', () => {
+  it('a label naming a missing document stops the run before any output', async () => {
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'rs-bad-')), 'results');
+    await expect(
+      (async () => {
+        const config = parseConfig({
+          dataset: { path: path.resolve(here, '../fixtures/sweep/dangling') },
+          modes: ['keyword'],
+          topK: [1],
+          primaryMetric: 'ndcg@1',
+        });
+        await runSweep(config);
+      })(),
+    ).rejects.toMatchObject({ code: 'LABEL_INVALID' });
+    expect(existsSync(out)).toBe(false);
+  });
+});
