@@ -42,8 +42,8 @@ export const configSchema = z
     dataset: z.object({
       /** Dataset folder: `docs/` + `questions.jsonl`, or the BEIR layout. Relative to the config file. */
       path: z.string().min(1, 'must name a folder'),
-      /** BEIR split (`qrels/<split>.tsv`). */
-      split: z.string().min(1).default('test'),
+      /** BEIR split (`qrels/<split>.tsv`); the loader uses `test` when left out. */
+      split: z.string().min(1).optional(),
       /** Labels naming a document that is not in the corpus: error (strict), keep (unretrievable), or drop. */
       labels: z.enum(['strict', 'keep', 'drop']).default('strict'),
     }),

@@ -103,7 +103,12 @@ export async function runSweep(
   const dataset =
     options.dataset ??
     (await loadDataset(
-      { path: config.datasetPath, split: config.dataset.split, name: config.name, labels: config.dataset.labels },
+      {
+        path: config.datasetPath,
+        ...(config.dataset.split !== undefined ? { split: config.dataset.split } : {}),
+        name: config.name,
+        labels: config.dataset.labels,
+      },
       {},
     ));
   timings.load_seconds = (performance.now() - t) / 1000;
