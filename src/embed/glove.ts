@@ -265,6 +265,11 @@ export function readGloveBinary(file: string): GloveTable {
 
 const loaded = new Map<string, GloveTable>();
 
+/** Forgets the tables loaded in this process (about 140 MB each), so the next load reads the binary file again. */
+export function clearGloveMemo(): void {
+  loaded.clear();
+}
+
 /** How {@link loadGloveTable} got its table. */
 export interface GloveLoadInfo {
   table: GloveTable;

@@ -167,10 +167,14 @@ function fill(input: EmbeddingSpecInput): EmbeddingSpec {
 
 /**
  * zod (v4) schema of one `embeddings:` entry; its output is the resolved {@link EmbeddingSpec} (defaults and presets
- * filled). Accepts `'use-lite' | 'glove-100d' | 'transformers:<id or path>'` or the object form. Unknown model names
- * fail with a message listing the accepted forms.
+ * filled). Accepts `'use-lite' | 'glove-100d' | 'transformers:<id or path>'` or the object form (a string is read as
+ * `{ model: string }` first, so every issue has a precise key path such as `model` or `dtype`). Unknown model names
+ * fail with a message listing the accepted forms. For a JSON Schema of the written form use
+ * {@link embeddingSpecInputSchema}.
  */
-export const embeddingSpecSchema: z.ZodType<EmbeddingSpec, EmbeddingSpecInput> = embeddingSpecInputSchema.transform(fill);
+export const embeddingSpecSchema: z.ZodType<EmbeddingSpec, EmbeddingSpecInput> = z
+  .preprocess((v) => (typeof v === 'string' ? { model: v } : v), embeddingSpecObjectSchema)
+  .transform((o) => fill(o)) as unknown as z.ZodType<EmbeddingSpec, EmbeddingSpecInput>;
 
 /**
  * Validates one written entry and fills the defaults: dtype fp32, normalize true, allowRemote false, batchSize 32,
@@ -182,8 +186,8 @@ export const embeddingSpecSchema: z.ZodType<EmbeddingSpec, EmbeddingSpecInput> =
  * other invalid field, naming the key path (`embeddings.dtype`) and the value.
  */
 export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
-  const parsed = embeddingSpecInputSchema.safeParse(input);
-  if (parsed.success) return fill(parsed.data);
+  const parsed = embeddingSpecSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
   const model = typeof input === 'string' ? input : (input as { model?: unknown } | null)?.model;
   if (typeof model === 'string' && !isKnownEmbeddingModel(model)) {
     throw new HarnessError('EMBEDDING_UNKNOWN', `unknown embedding model ${JSON.stringify(model)}: ${UNKNOWN_MODEL_MESSAGE}`, {
