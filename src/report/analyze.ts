@@ -163,7 +163,10 @@ export interface ModelRow {
   meanTop1Cosine: number | null;
 }
 
-/** Per-model comparison; `notes` states every pair where the higher-cosine model ranks worse. */
+/**
+ * Per-model comparison; `notes` states every pair where the model with the higher mean top-1 cosine ranks worse (both
+ * differences at least 0.0005, i.e. visible at the report's 3 decimals).
+ */
 export interface ModelComparison {
   metric: string;
   rows: ModelRow[];
@@ -670,7 +673,8 @@ function modelComparison(result: SweepResult, rows: RowAnalysis[], primaryK: num
   for (const a of out)
     for (const b of out) {
       if (a === b || a.meanTop1Cosine === null || b.meanTop1Cosine === null) continue;
-      if (a.meanTop1Cosine > b.meanTop1Cosine && quality(a) < quality(b))
+      // Differences below the 3 decimals the report shows are not stated.
+      if (a.meanTop1Cosine - b.meanTop1Cosine >= 0.0005 && quality(b) - quality(a) >= 0.0005)
         notes.push(
           `${a.model} gives higher cosine scores than ${b.model} (mean top-1 ${a.meanTop1Cosine.toFixed(3)} vs ` +
             `${b.meanTop1Cosine.toFixed(3)}) but ranks worse (${qName} ${quality(a).toFixed(3)} vs ${quality(b).toFixed(3)}): ` +

@@ -1,0 +1,340 @@
+/**
+ * `report.md`: the decision report as Markdown. Numbers are rounded to 3 decimals for reading (the matrix files keep
+ * full precision). Every question text and document id is escaped ({@link escapeMd}). Pure.
+ */
+
+import type { ConfigResult, SweepResult } from '../types.js';
+import type { Analysis } from './analyze.js';
+import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
+import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, retrieverLabel } from './metrics.js';
+
+const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
+
+function mdTable(header: string[], rows: string[][]): string[] {
+  const align = header.map((_, i) => (i === 0 ? '---' : '---'));
+  return [`| ${header.join(' | ')} |`, `| ${align.join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+}
+
+/**
+ * Rows ordered for the full matrix: candidate rows (the primary metric's k) first by the primary metric descending,
+ * then the other ok rows by the primary family at their own k descending, then failed rows; ties keep grid order.
+ */
+export function matrixOrder(result: SweepResult, analysis: Analysis): number[] {
+  const fam = analysis.primaryFamily;
+  const val = (r: ConfigResult): number => r.means[`${fam}@${r.config.k}`] ?? -Infinity;
+  const group = (i: number): number =>
+    result.configs[i].status !== 'ok' ? 2 : analysis.rows[i]?.candidate ? 0 : 1;
+  return result.configs
+    .map((_, i) => i)
+    .sort((a, b) => group(a) - group(b) || val(result.configs[b]) - val(result.configs[a]) || a - b);
+}
+
+/** A one-line description of the dataset and run from the manifest (fields are optional). */
+export function runSummary(result: SweepResult, analysis: Analysis): string {
+  const ds = manifestValue(result, ['dataset']) as Record<string, unknown> | undefined;
+  const name = typeof ds?.name === 'string' ? ds.name : undefined;
+  const fp = typeof ds?.fingerprint === 'string' ? ds.fingerprint.slice(0, 12) : undefined;
+  const docs = typeof ds?.docs === 'number' ? ds.docs : undefined;
+  const failed = analysis.failed.length;
+  const parts = [
+    name ? `dataset ${name}${fp ? ` (fingerprint ${fp})` : ''}` : undefined,
+    docs !== undefined ? `${docs} documents` : undefined,
+    `${analysis.questions} judged questions${result.excluded.length ? ` (${result.excluded.length} left out)` : ''}`,
+    `${result.configs.length} configurations${failed ? ` (${failed} failed)` : ''}`,
+    `${result.level}-level labels`,
+  ].filter((p): p is string => p !== undefined);
+  return parts.join(', ');
+}
+
+/** How {@link recommendationText} marks up configuration ids and escapes free text. */
+export interface TextStyle {
+  id: (configId: string) => string;
+  text: (plain: string) => string;
+}
+
+/** Plain text (terminal). */
+export const PLAIN: TextStyle = { id: (s) => s, text: (s) => s };
+
+/**
+ * The recommendation sentences, shared by report.md, report.html and the terminal summary: the best row with its
+ * interval, the statement that the primary metric and k were declared before the run, how many rows are tier 1, and
+ * the fastest tier-1 row when it is not the best.
+ */
+export function recommendationText(result: SweepResult, analysis: Analysis, style: TextStyle = PLAIN): string[] {
+  // Only names that come from the user's config or data go through style.text; the fixed wording and numbers are
+  // safe in Markdown, HTML and plain text as they are.
+  const t = style.text;
+  const pm = t(analysis.primaryMetric);
+  const declared = `The primary metric and k were declared before the run: ${pm}${analysis.primaryK !== null ? ` (k = ${analysis.primaryK})` : ''}.`;
+  if (!analysis.best) return [`No configuration can be recommended: no ok row has ${pm}.`, declared];
+  const b = result.configs[analysis.best.index];
+  const lines = [
+    `Recommended: ${style.id(b.config.id)} (${t(retrieverLabel(b))}, chunking ${t(b.config.chunkingKey)}, k = ${b.config.k}) ` +
+      `has the highest ${pm}: ${fmt3(analysis.best.mean)} (95% CI ${fmtCI(analysis.best.low, analysis.best.high)}) over ${analysis.questions} questions.`,
+    declared,
+  ];
+  const others = analysis.tier1.length - 1;
+  if (analysis.comparisons.length > 0) {
+    lines.push(
+      others === 0
+        ? `Every other configuration at k = ${analysis.primaryK} is significantly worse (paired permutation test, Holm-corrected, α = ${analysis.alpha}).`
+        : `${others} other configuration(s) at k = ${analysis.primaryK} are not significantly worse (tier 1; paired permutation test, Holm-corrected, α = ${analysis.alpha}); any of them is a defensible choice.`,
+    );
+    const tier1Rows = analysis.tier1.map((id) => result.configs.find((c) => c.config.id === id)!);
+    const fastest = tier1Rows.reduce((a, c) => (c.meanQueryMs < a.meanQueryMs ? c : a), tier1Rows[0]);
+    if (fastest.config.id !== b.config.id)
+      lines.push(
+        `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtTime(fastest.meanQueryMs)} ms per query vs ${fmtTime(b.meanQueryMs)} ms).`,
+      );
+  }
+  return lines;
+}
+
+/**
+ * Renders report.md: recommendation, tier-1 table, comparisons, the full matrix sorted by the primary metric,
+ * model comparison, segments, cutoffs, questions every configuration missed, failed rows, warnings and method.
+ */
+export function renderMarkdown(result: SweepResult, analysis: Analysis): string {
+  const pm = analysis.primaryMetric;
+  const fam = analysis.primaryFamily;
+  const out: string[] = [];
+  const byId = new Map(result.configs.map((c) => [c.config.id, c]));
+  out.push(`# Retrieval sweep report: ${escapeMd(result.name)}`, '');
+  out.push(`${escapeMd(runSummary(result, analysis))}. Started ${escapeMd(result.createdAt)}.`, '');
+
+  out.push('## Recommendation', '');
+  out.push(recommendationText(result, analysis, { id: (s) => `**${code(s)}**`, text: escapeMd }).join(' '), '');
+  if (analysis.mdd)
+    out.push(
+      `With ${analysis.questions} questions, a paired comparison detects a difference of about ${fmt3(analysis.mdd.value)} in ${pm} ` +
+        `(80% power, α = ${analysis.alpha}; normal approximation, ${escapeMd(analysis.mdd.basis)}). Smaller differences are not resolved.`,
+      '',
+    );
+
+  // Tier 1 and comparisons.
+  const compById = new Map(analysis.comparisons.map((c) => [c.id, c]));
+  const compRow = (id: string): string[] => {
+    const r = byId.get(id)!;
+    const ra = analysis.rows[result.configs.indexOf(r)];
+    const m = ra.metrics[pm];
+    const c = compById.get(id);
+    return [
+      code(id),
+      escapeMd(retrieverLabel(r)),
+      code(r.config.chunkingKey),
+      fmt3(m?.mean),
+      fmtCI(m?.low, m?.high),
+      c ? fmtSigned(c.diff) : 'best',
+      c ? fmtSignedCI(c.low, c.high) : '',
+      c ? fmtP(c.pValue) : '',
+      c ? fmtP(c.pHolm) : '',
+      fmtTime(r.meanQueryMs),
+    ];
+  };
+  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', 'diff vs best', 'diff 95% CI', 'p', 'p (Holm)', 'ms/query'];
+  if (analysis.best) {
+    out.push(`## Tier 1: not significantly worse than the best on ${pm}`, '');
+    out.push(...mdTable(compHeader, analysis.tier1.map(compRow)), '');
+    const tier2 = analysis.comparisons.filter((c) => c.tier === 2);
+    if (tier2.length > 0) {
+      out.push(`## Tier 2: significantly worse than the best (Holm-adjusted p < ${analysis.alpha})`, '');
+      out.push(...mdTable(compHeader, tier2.map((c) => compRow(c.id))), '');
+    }
+  }
+
+  // Full matrix.
+  out.push(
+    `## Full matrix, sorted by ${fam} (rows at k = ${analysis.primaryK ?? '—'} first)`,
+    '',
+    `Each metric is at the row's own k. Tier applies to rows at k = ${analysis.primaryK ?? '—'} only.`,
+    '',
+  );
+  const mHeader = ['configuration', 'status', 'tier', 'k', ...ROW_FAMILIES, `${fam} 95% CI`, 'build s', 'ms/query'];
+  const mRows = matrixOrder(result, analysis).map((i) => {
+    const r = result.configs[i];
+    const ra = analysis.rows[i];
+    const iv = ra?.metrics[`${fam}@${r.config.k}`];
+    return [
+      code(r.config.id),
+      r.status,
+      ra?.tier !== undefined ? String(ra.tier) : '',
+      String(r.config.k),
+      ...ROW_FAMILIES.map((f) => fmt3(r.means[`${f}@${r.config.k}`])),
+      fmtCI(iv?.low, iv?.high),
+      fmtTime(r.buildSeconds),
+      fmtTime(r.meanQueryMs),
+    ];
+  });
+  out.push(...mdTable(mHeader, mRows), '');
+
+  // Models.
+  if (analysis.models.rows.length > 0) {
+    out.push('## Embedding models', '');
+    out.push(
+      `Each model's best semantic configuration at k = ${analysis.primaryK}. Cosine scores of different models live on different scales.`,
+      '',
+    );
+    out.push(
+      ...mdTable(
+        ['model', 'configuration', analysis.models.metric, '95% CI', 'mean top-1 cosine'],
+        analysis.models.rows.map((m) => [
+          escapeMd(m.model),
+          code(m.configId),
+          fmt3(m.ndcg?.mean),
+          fmtCI(m.ndcg?.low, m.ndcg?.high),
+          fmt3(m.meanTop1Cosine),
+        ]),
+      ),
+      '',
+    );
+    for (const n of analysis.models.notes) out.push(`- ${escapeMd(n)}`);
+    if (analysis.models.notes.length) out.push('');
+  }
+
+  // Segments.
+  const seg = analysis.segments;
+  if (seg && seg.segments.length > 0) {
+    out.push(`## Segments of ${code(seg.configId)}`, '');
+    out.push(
+      `${pm} over all ${seg.questions} questions: ${fmt3(seg.overall)}. A question counts for a folder when it has a relevant ` +
+        'document under that top-level folder; points = (segment − overall) × 100, percent = (segment − overall) / overall.',
+      '',
+    );
+    out.push(
+      ...mdTable(
+        ['segment', 'kind', 'questions', pm, '95% CI', 'vs overall (points)', 'vs overall (%)'],
+        seg.segments.map((s) => [
+          escapeMd(s.name),
+          s.kind,
+          String(s.questions),
+          fmt3(s.value),
+          fmtCI(s.low, s.high),
+          fmtSigned1(s.diffPoints),
+          s.diffPercent === null ? '—' : `${fmtSigned1(s.diffPercent)}%`,
+        ]),
+      ),
+      '',
+    );
+  }
+
+  // Cutoffs.
+  if (analysis.cutoffs.length > 0) {
+    out.push('## Similarity cutoffs', '');
+    out.push(
+      'For each model, the semantic row with the largest k (at its best chunking) and the cosine scores of its retrieved results. ' +
+        '"Score ≥ threshold" keeps a result; precision = kept results whose document is relevant / kept results; recall = relevant ' +
+        'documents with a kept result / relevant documents retrieved anywhere in the lists (not all labelled documents: a cutoff cannot ' +
+        'bring back what was never retrieved).',
+      '',
+    );
+    out.push(
+      ...mdTable(
+        ['model', 'row', 'results', 'relevant', 'score range', 'F1-best threshold', 'P', 'R', 'F1', `at ${analysis.fixedCutoff}: P`, 'R', 'R change', 'P change'],
+        analysis.cutoffs.map((c) => [
+          escapeMd(c.model),
+          code(c.configId),
+          String(c.results),
+          String(c.relevantResults),
+          `${fmt3(c.minScore)} – ${fmt3(c.maxScore)}`,
+          fmt3(c.best.threshold),
+          fmt3(c.best.precision),
+          fmt3(c.best.recall),
+          fmt3(c.best.f1),
+          fmt3(c.fixed.precision),
+          fmt3(c.fixed.recall),
+          fmtSigned(c.fixed.recallChange),
+          fmtSigned(c.fixed.precisionChange),
+        ]),
+      ),
+      '',
+    );
+    for (const c of analysis.cutoffs) {
+      if (c.fixed.recallChange !== null && c.fixed.recallChange < 0)
+        out.push(
+          `- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps ${c.fixed.kept} of ${c.results} results and loses ` +
+            `${fmt3(-c.fixed.recallChange)} recall against the F1-best threshold ${fmt3(c.best.threshold)}.`,
+        );
+      else if (c.fixed.kept === 0)
+        out.push(`- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps nothing (the highest score is ${fmt3(c.maxScore)}).`);
+    }
+    out.push('');
+    for (const c of analysis.cutoffs) {
+      out.push(`Score distribution, ${escapeMd(c.model)}:`, '');
+      const h = c.histogram;
+      out.push(
+        ...mdTable(
+          ['score', 'relevant', 'not relevant'],
+          h.relevant.map((_, i) => [`${fmt3(h.edges[i])} – ${fmt3(h.edges[i + 1])}`, String(h.relevant[i]), String(h.nonRelevant[i])]),
+        ),
+        '',
+      );
+    }
+  }
+
+  // Missed questions.
+  out.push(`## Questions every configuration missed (${analysis.missedByAll.length})`, '');
+  if (analysis.missedByAll.length === 0) out.push('None: every question had a relevant result in the top k of some configuration.', '');
+  else {
+    const threshold = relevanceThreshold(result);
+    const qById = new Map(result.questions.map((q) => [q.id, q]));
+    const shown = analysis.missedByAll.slice(0, 100);
+    out.push(
+      ...mdTable(
+        ['question', 'text', 'relevant documents'],
+        shown.map((id) => {
+          const q = qById.get(id)!;
+          const rel = Object.keys(q.relevant).filter((d) => isRelevant(q, d, threshold));
+          return [escapeMd(id), escapeMd(clip(q.text, 160)), escapeMd(clip(rel.join(', '), 160))];
+        }),
+      ),
+      '',
+    );
+    if (analysis.missedByAll.length > shown.length) out.push(`… and ${analysis.missedByAll.length - shown.length} more.`, '');
+  }
+
+  // Failed.
+  out.push(`## Failed configurations (${analysis.failed.length})`, '');
+  if (analysis.failed.length === 0) out.push('None.', '');
+  else out.push(...mdTable(['configuration', 'error'], analysis.failed.map((f) => [code(f.id), escapeMd(clip(f.error, 400))])), '');
+
+  // Warnings.
+  out.push(`## Warnings (${analysis.warnings.length})`, '');
+  if (analysis.warnings.length === 0) out.push('None.', '');
+  else out.push(...analysis.warnings.map((w) => `- ${escapeMd(w)}`), '');
+
+  out.push('## Method', '');
+  out.push(...methodLines(result, analysis).map((l) => `- ${escapeMd(l)}`), '');
+  return out.join('\n');
+}
+
+/** The method notes: statistics, metric conventions and the effective settings from the manifest. */
+export function methodLines(result: SweepResult, analysis: Analysis): string[] {
+  const lines = [
+    `Primary metric ${analysis.primaryMetric}, declared in the config before the run; candidates are the rows at k = ${analysis.primaryK ?? '—'}.`,
+    `Intervals: ${Math.round(analysis.level * 100)}% percentile bootstrap over questions (Efron & Tibshirani 1993), ${analysis.resamples} resamples, seed ${analysis.seed}; the same resampled questions are used for every row, so differences are paired.`,
+    `Tiers: each candidate against the best by a two-sided paired sign-flip permutation test (Smucker, Allan & Carterette 2007; ` +
+      `${analysis.questions <= 16 ? 'exact, all 2^n sign patterns' : `${analysis.permutationResamples} random sign patterns, seed ${analysis.seed + 1}, p = (count + 1)/(resamples + 1)`}), ` +
+      `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}.`,
+    'Metrics follow trec_eval: ndcg uses linear gain (grade) with 1/log2(rank + 1) discount and the ideal ordering of all labelled relevant documents; ndcg_exp uses gain 2^grade − 1; a document retrieved twice is credited once, at its first rank; questions with no relevant label are left out of every mean.',
+    `Relevant means grade ≥ ${relevanceThreshold(result)}.`,
+  ];
+  const tie = manifestValue(result, ['tieRule']);
+  if (typeof tie === 'string') lines.push(`Tie rule: ${tie}.`);
+  const bm25 = (manifestValue(result, ['bm25']) ?? manifestValue(result, ['config', 'bm25'])) as Record<string, unknown> | undefined;
+  if (bm25 && typeof bm25 === 'object') lines.push(`BM25: k1 = ${String(bm25.k1)}, b = ${String(bm25.b)}.`);
+  const hybrid = (manifestValue(result, ['hybrid']) ?? manifestValue(result, ['config', 'hybrid'])) as Record<string, unknown> | undefined;
+  if (hybrid && typeof hybrid === 'object')
+    lines.push(`Hybrid: reciprocal rank fusion (Cormack et al. 2009) with constant ${String(hybrid.rrfK)}, each list ${String(hybrid.depth)} deep.`);
+  const emb = manifestValue(result, ['embeddings']);
+  if (Array.isArray(emb))
+    for (const e of emb) {
+      if (!e || typeof e !== 'object') continue;
+      const o = e as Record<string, unknown>;
+      const bits = [`${String(o.label ?? o.model ?? 'model')}`];
+      if (o.model !== undefined && o.model !== o.label) bits.push(`= ${String(o.model)}`);
+      for (const key of ['queryPrefix', 'passagePrefix', 'dimensions', 'note', 'error'])
+        if (o[key] !== undefined && o[key] !== null && o[key] !== '') bits.push(`${key} ${JSON.stringify(o[key])}`);
+      lines.push(`Embedding ${bits.join(', ')}.`);
+    }
+  return lines;
+}

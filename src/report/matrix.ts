@@ -1,0 +1,110 @@
+/**
+ * The matrix files: `matrix.csv` and `matrix.json`, one row per configuration in grid order. Pure.
+ *
+ * Columns (CSV header, JSON keys): config_id, chunking (`none` or the chunk size in tokens), overlap (tokens), mode,
+ * embedding (empty for keyword; `null` in JSON), k, the seven metric families at the row's own k (hit_rate, recall,
+ * precision, mrr, ndcg, ndcg_exp, map), questions, build_seconds, mean_query_ms, status, error, then
+ * `<family>_ci_low`, `<family>_ci_high` for each family, then tier (1, 2 or empty). Numbers are written at full
+ * precision (`String(x)`, which round-trips through `Number`); a missing value is an empty CSV cell or JSON `null`.
+ */
+
+import type { SweepResult } from '../types.js';
+import type { Analysis, Interval } from './analyze.js';
+import { ROW_FAMILIES } from './metrics.js';
+
+/** The CSV header, in order. */
+export const MATRIX_COLUMNS: readonly string[] = Object.freeze([
+  'config_id',
+  'chunking',
+  'overlap',
+  'mode',
+  'embedding',
+  'k',
+  ...ROW_FAMILIES,
+  'questions',
+  'build_seconds',
+  'mean_query_ms',
+  'status',
+  'error',
+  ...ROW_FAMILIES.flatMap((f) => [`${f}_ci_low`, `${f}_ci_high`]),
+  'tier',
+]);
+
+type Cell = string | number | null;
+
+/** One matrix row as JSON values (numbers stay numbers), plus `metrics` and `ci` keyed by canonical name. */
+export interface MatrixRow {
+  [column: string]: Cell | Record<string, number> | Record<string, [number, number]>;
+  metrics: Record<string, number>;
+  ci: Record<string, [number, number]>;
+}
+
+/** Builds the rows shared by the CSV and JSON files. */
+export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[] {
+  return result.configs.map((row, i) => {
+    const c = row.config;
+    const ra = analysis.rows[i] && analysis.rows[i].id === c.id ? analysis.rows[i] : undefined;
+    const interval = (name: string): Interval | undefined => ra?.metrics[name];
+    const ci: Record<string, [number, number]> = {};
+    if (ra) {
+      for (const [name, iv] of Object.entries(ra.metrics)) if (iv.low !== null && iv.high !== null) ci[name] = [iv.low, iv.high];
+    } else if (row.ci) {
+      Object.assign(ci, row.ci);
+    }
+    const out: MatrixRow = {
+      config_id: c.id,
+      chunking: c.chunking.size === null ? 'none' : c.chunking.size,
+      overlap: c.chunking.overlap,
+      mode: c.mode,
+      embedding: c.embedding,
+      k: c.k,
+      metrics: { ...row.means },
+      ci,
+    };
+    for (const f of ROW_FAMILIES) out[f] = num(row.means[`${f}@${c.k}`]);
+    out.questions = row.questions;
+    out.build_seconds = num(row.buildSeconds);
+    out.mean_query_ms = num(row.meanQueryMs);
+    out.status = row.status;
+    out.error = row.error ?? null;
+    for (const f of ROW_FAMILIES) {
+      const name = `${f}@${c.k}`;
+      const iv = interval(name);
+      const pair = iv && iv.low !== null && iv.high !== null ? [iv.low, iv.high] : ci[name];
+      out[`${f}_ci_low`] = pair ? pair[0] : null;
+      out[`${f}_ci_high`] = pair ? pair[1] : null;
+    }
+    out.tier = ra?.tier ?? row.tier ?? null;
+    return out;
+  });
+}
+
+function num(x: unknown): number | null {
+  return typeof x === 'number' && Number.isFinite(x) ? x : null;
+}
+
+/** RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
+export function csvField(v: Cell): string {
+  if (v === null) return '';
+  const s = typeof v === 'number' ? String(v) : v;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** `matrix.csv`: header plus one line per configuration, `\n` line ends, trailing newline. */
+export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string {
+  const lines = [MATRIX_COLUMNS.join(',')];
+  for (const r of matrixRows(result, analysis)) lines.push(MATRIX_COLUMNS.map((col) => csvField(r[col] as Cell)).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+/** `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. */
+export function renderMatrixJson(result: SweepResult, analysis: Analysis): string {
+  const rows = matrixRows(result, analysis).map((r) => {
+    const o: Record<string, unknown> = {};
+    for (const col of MATRIX_COLUMNS) o[col] = r[col];
+    o.metrics = r.metrics;
+    o.ci = r.ci;
+    return o;
+  });
+  return `${JSON.stringify({ primary_metric: result.primaryMetric, rows }, null, 2)}\n`;
+}

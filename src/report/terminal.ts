@@ -1,0 +1,50 @@
+/**
+ * The short terminal summary printed after a run: at most 25 lines, plain text, no colour codes. Pure.
+ */
+
+import type { SweepResult } from '../types.js';
+import type { Analysis } from './analyze.js';
+import { fmt3, fmtCI, fmtP, fmtSigned, fmtTime, textTable } from './format.js';
+import { recommendationText } from './markdown.js';
+
+/** Most tier-1 rows listed before "… and N more". */
+export const TERMINAL_MAX_ROWS = 15;
+
+/**
+ * Renders the summary: a header (run, questions, configurations, the declared primary metric), a table of the tier-1
+ * rows (at most {@link TERMINAL_MAX_ROWS}) with their intervals, difference to the best and Holm-adjusted p-values,
+ * the recommendation and the number of warnings. Never more than 25 lines; ends with a newline.
+ */
+export function renderTerminal(result: SweepResult, analysis: Analysis): string {
+  const pm = analysis.primaryMetric;
+  const lines: string[] = [];
+  const failed = analysis.failed.length;
+  lines.push(
+    `retrieval-sweep ${result.name}: ${analysis.questions} questions, ${result.configs.length} configurations${failed ? `, ${failed} failed` : ''}`,
+  );
+  const candidates = analysis.rows.filter((r) => r.candidate).length;
+  lines.push(
+    `Primary metric ${pm} (declared before the run). Tier 1 at k = ${analysis.primaryK ?? '—'}: ${analysis.tier1.length} of ${candidates} configurations.`,
+  );
+  if (analysis.best) {
+    lines.push('');
+    const comp = new Map(analysis.comparisons.map((c) => [c.id, c]));
+    const shown = analysis.tier1.slice(0, TERMINAL_MAX_ROWS);
+    const table = [['configuration', pm, '95% CI', 'diff', 'p (Holm)', 'ms/query']];
+    for (const id of shown) {
+      const i = result.configs.findIndex((c) => c.config.id === id);
+      const m = analysis.rows[i].metrics[pm];
+      const c = comp.get(id);
+      table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
+    }
+    lines.push(...textTable(table).map((l) => `  ${l}`));
+    if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);
+    lines.push('');
+  }
+  const rec = recommendationText(result, analysis);
+  lines.push(rec[0]);
+  if (rec.length > 3) lines.push(rec[3]);
+  if (analysis.warnings.length > 0)
+    lines.push(`${analysis.warnings.length} warning(s), first: ${analysis.warnings[0]}${analysis.warnings.length > 1 ? ' (all in report.md)' : ''}`);
+  return `${lines.slice(0, 25).join('\n')}\n`;
+}
