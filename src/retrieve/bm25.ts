@@ -203,9 +203,12 @@ export function buildKeywordIndex(chunks: readonly Chunk[], params?: Partial<Bm2
     search(query: string, k: number): Hit[] {
       checkK(k);
       if (k === 0) return [];
-      // limit = n: every match (quirk 3), so rankByRule sees whole tie groups (quirk 4).
+      // limit = n: every match (quirk 3), sorted by score descending. Keep the first k plus the rest of the tie
+      // group at the k-th score, so that rankByRule sees whole tie groups (quirk 4).
       const raw = engine.search(query, n);
-      const hits: Hit[] = raw.map(([i, score]) => ({ id: chunks[Number(i)].id, score }));
+      let cut = Math.min(k, raw.length);
+      if (cut > 0) while (cut < raw.length && raw[cut][1] === raw[k - 1][1]) cut++;
+      const hits: Hit[] = raw.slice(0, cut).map(([i, score]) => ({ id: chunks[Number(i)].id, score }));
       return rankByRule(hits, k);
     },
   };

@@ -69,9 +69,21 @@ function stripApostrophes(word: string): string {
   return word.replace(/'s$/u, '').replace(/'/gu, '');
 }
 
+/** Distinct words remembered by the stem memo before it is cleared (bounds memory). */
+const STEM_MEMO_LIMIT = 200_000;
+/** Porter2 costs about 4 µs a word; a corpus repeats its words, so stems are memoised (the stemmer is pure). */
+const stemMemo = new Map<string, string>();
+
 /** Stemming (step 8). */
 function stemTerm(term: string): string {
-  return ASCII_WORD.test(term) ? porter2(term) : term;
+  if (!ASCII_WORD.test(term)) return term;
+  let stem = stemMemo.get(term);
+  if (stem === undefined) {
+    stem = porter2(term);
+    if (stemMemo.size >= STEM_MEMO_LIMIT) stemMemo.clear();
+    stemMemo.set(term, stem);
+  }
+  return stem;
 }
 
 /**
