@@ -53,14 +53,20 @@ export function escapeHtml(s: string): string {
 }
 
 /**
- * Escapes text for a Markdown table cell or paragraph: HTML-significant characters become entities (so a question
- * holding `<script>` shows as text in renderers that allow inline HTML), Markdown punctuation is backslash-escaped,
- * `|` cannot end a cell, and line breaks become spaces.
+ * Escapes text for a Markdown table cell or paragraph: `<` and `>` become entities (so a question holding `<script>`
+ * shows as text in renderers that allow inline HTML), Markdown punctuation (backslash, backtick, `*`, `[`, `]`, `|`,
+ * `#`, `~`) is backslash-escaped,
+ * `_` only at a word edge (intraword underscores such as `trec_eval` never emphasise in CommonMark), `|` cannot end
+ * a cell, and line breaks become spaces.
  */
 export function escapeMd(s: string): string {
   return s
-    .replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!)
-    .replace(/([\\`*_[\]|#~])/g, '\\$1')
+    .replace(/[<>]/g, (c) => (c === '<' ? '&lt;' : '&gt;'))
+    .replace(/([\\`*[\]|#~])/g, '\\$1')
+    .replace(/_/g, (m, i: number, str: string) => {
+      const word = /[\p{L}\p{N}]/u;
+      return word.test(str[i - 1] ?? '') && word.test(str[i + 1] ?? '') ? m : '\\_';
+    })
     .replace(/\r?\n|\r/g, ' ');
 }
 

@@ -249,13 +249,21 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       '',
     );
     for (const c of analysis.cutoffs) {
-      if (c.fixed.recallChange !== null && c.fixed.recallChange < 0)
+      if (c.fixed.kept === 0)
+        out.push(
+          `- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps nothing (the highest score is ${fmt3(c.maxScore)}), ` +
+            `losing all the recall (${fmt3(c.best.recall)}) of the F1-best threshold ${fmt3(c.best.threshold)}.`,
+        );
+      else if (c.fixed.recallChange !== null && c.fixed.recallChange < 0)
         out.push(
           `- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps ${c.fixed.kept} of ${c.results} results and loses ` +
             `${fmt3(-c.fixed.recallChange)} recall against the F1-best threshold ${fmt3(c.best.threshold)}.`,
         );
-      else if (c.fixed.kept === 0)
-        out.push(`- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps nothing (the highest score is ${fmt3(c.maxScore)}).`);
+      else if (c.fixed.precisionChange !== null && c.fixed.precisionChange < 0)
+        out.push(
+          `- ${escapeMd(c.model)}: a fixed ${analysis.fixedCutoff} cutoff keeps ${c.fixed.kept} of ${c.results} results; it loses ` +
+            `${fmt3(-c.fixed.precisionChange)} precision against the F1-best threshold ${fmt3(c.best.threshold)}.`,
+        );
     }
     out.push('');
     for (const c of analysis.cutoffs) {
@@ -325,16 +333,35 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
   const hybrid = (manifestValue(result, ['hybrid']) ?? manifestValue(result, ['config', 'hybrid'])) as Record<string, unknown> | undefined;
   if (hybrid && typeof hybrid === 'object')
     lines.push(`Hybrid: reciprocal rank fusion (Cormack et al. 2009) with constant ${String(hybrid.rrfK)}, each list ${String(hybrid.depth)} deep.`);
+  const chunking = manifestValue(result, ['chunking']) as { tokenizer?: unknown; chunkings?: unknown } | undefined;
+  if (chunking && Array.isArray(chunking.chunkings)) {
+    const parts = (chunking.chunkings as Record<string, unknown>[]).map((c) => {
+      const mt = typeof c.mean_tokens === 'number' ? `, mean ${Math.round(c.mean_tokens)} tokens` : '';
+      return `${String(c.key)} → ${String(c.chunks)} chunks${mt}${c.error ? ` (failed: ${String(c.error)})` : ''}`;
+    });
+    lines.push(`Chunking${typeof chunking.tokenizer === 'string' ? ` (sizes in ${chunking.tokenizer} tokens)` : ''}: ${parts.join('; ')}.`);
+  }
   const emb = manifestValue(result, ['embeddings']);
   if (Array.isArray(emb))
     for (const e of emb) {
       if (!e || typeof e !== 'object') continue;
       const o = e as Record<string, unknown>;
-      const bits = [`${String(o.label ?? o.model ?? 'model')}`];
-      if (o.model !== undefined && o.model !== o.label) bits.push(`= ${String(o.model)}`);
-      for (const key of ['queryPrefix', 'passagePrefix', 'dimensions', 'note', 'error'])
-        if (o[key] !== undefined && o[key] !== null && o[key] !== '') bits.push(`${key} ${JSON.stringify(o[key])}`);
-      lines.push(`Embedding ${bits.join(', ')}.`);
+      const d = (o.describe && typeof o.describe === 'object' ? o.describe : {}) as Record<string, unknown>;
+      const pick = (k: string): unknown => d[k] ?? o[k];
+      const bits: string[] = [];
+      const what = pick('model') ?? pick('package');
+      if (typeof what === 'string' && what !== o.label) bits.push(what);
+      if (typeof pick('dims') === 'number') bits.push(`${String(pick('dims'))} dimensions`);
+      for (const [k, name] of [
+        ['queryPrefix', 'query prefix'],
+        ['documentPrefix', 'document prefix'],
+      ] as const)
+        if (typeof pick(k) === 'string') bits.push(`${name} ${JSON.stringify(pick(k))}`);
+      if (typeof o.truncated === 'number' && o.truncated > 0) bits.push(`${o.truncated} texts truncated to the model's input limit`);
+      if (typeof o.error === 'string') bits.push(`failed: ${o.error}`);
+      lines.push(`Embedding ${String(o.label ?? o.model ?? 'model')}${bits.length ? `: ${bits.join(', ')}` : ''}.`);
     }
+  const total = manifestValue(result, ['timings', 'total_seconds']);
+  if (typeof total === 'number') lines.push(`Sweep time ${total.toFixed(1)} s.`);
   return lines;
 }

@@ -185,6 +185,8 @@ describe('report.md', () => {
     expect(escapeMd('a|b')).toBe('a\\|b');
     expect(escapeMd('*x* _y_')).toBe('\\*x\\* \\_y\\_');
     expect(escapeMd('one\ntwo')).toBe('one two');
+    // Intraword underscores never emphasise in CommonMark, so trec_eval stays readable.
+    expect(escapeMd('trec_eval and _x')).toBe('trec_eval and \\_x');
   });
 });
 
