@@ -371,6 +371,8 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     for (const c of comparisons) rows[c.index].tier = c.tier;
   } else if (primaryK === null) {
     warnings.push(`the primary metric ${result.primaryMetric} has no k, so no row can be recommended`);
+  } else if (rows.some((r) => r.candidate)) {
+    warnings.push(`no row at k = ${primaryK} has per-question values for ${result.primaryMetric}, so no row can be recommended`);
   } else if (result.configs.some((c) => c.status === 'ok')) {
     warnings.push(`no ok row at k = ${primaryK} has ${result.primaryMetric}, so no row can be recommended`);
   }

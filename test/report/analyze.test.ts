@@ -66,6 +66,26 @@ describe('analyze: best, comparisons and tiers', () => {
     expect(c.high).toBeGreaterThanOrEqual(-0.9);
   });
 
+  it('Holm decides the tier: two rows with raw p = 2/64 < 0.05 stay tier 1 after the adjustment 2 × 2/64 = 0.0625', () => {
+    const qs = Array.from({ length: 6 }, (_, j) => question(`q${j}`, { [`d${j}`]: 1 }));
+    const best = [1, 1, 1, 1, 1, 1];
+    const worse = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]; // six differences of −0.5: exact p = 2 / 2^6
+    const a = analyze(
+      sweep(qs, [
+        row(spec({ k: 5 }), qs, { ndcg: best }),
+        row(spec({ k: 5, chunkingKey: 'cs128-ov0' }), qs, { ndcg: worse }),
+        row(spec({ k: 5, chunkingKey: 'cs256-ov0' }), qs, { ndcg: worse }),
+      ]),
+    );
+    for (const c of a.comparisons) {
+      expect(c.pValue).toBeCloseTo(2 / 64, 10);
+      // Sorted: 2/64 × 2 = 0.0625, then max(0.0625, 2/64 × 1) = 0.0625.
+      expect(c.pHolm).toBeCloseTo(2 * (2 / 64), 10);
+      expect(c.tier).toBe(1);
+    }
+    expect(a.tier1).toHaveLength(3);
+  });
+
   it('ties on the primary metric go to the earlier grid row', () => {
     const qs = [question('q0', { a: 1 }), question('q1', { b: 1 })];
     const r1 = row(spec({ mode: 'keyword', k: 5, chunkingKey: 'cs256-ov32' }), qs, { ndcg: [1, 0] });

@@ -172,7 +172,7 @@ describe('report.md', () => {
   });
 
   it('escapes question text and document ids (no raw <script> anywhere)', () => {
-    const { result, analysis } = fixture();
+    const { result } = fixture();
     // Make q1 missed by every row so its text and documents appear in the missed-questions table.
     for (const r of result.configs) if (r.perQuery[0]) r.perQuery[0].firstRelevantRank = null;
     const md = renderReports(result, analyze(result))['report.md'];
@@ -217,7 +217,7 @@ describe('terminal summary', () => {
 
 describe('report.html escaping and self-containment', () => {
   it('a <script> in a question and a doc id never appears raw outside the JSON block, which holds no raw <', () => {
-    const { result, analysis } = fixture();
+    const { result } = fixture();
     for (const r of result.configs) if (r.perQuery[0]) r.perQuery[0].firstRelevantRank = null;
     const html = renderReports(result, analyze(result))['report.html'];
     const open = '<script type="application/json" id="report-data">';
@@ -271,5 +271,25 @@ describe('report.html escaping and self-containment', () => {
     const result = sweep(qs, rows, { primaryMetric: 'ndcg@10' });
     const html = renderReports(result, analyze(result, { resamples: 1000, permutationResamples: 1000 }))['report.html'];
     expect(html.length).toBeLessThan(4_000_000);
+  });
+});
+
+describe('degenerate sweeps still render', () => {
+  it('an empty sweep, an all-failed sweep and a primary metric without k give every file and say why there is no recommendation', () => {
+    const qs = [question('q0', { a: 1 })];
+    const cases = [
+      sweep([], []),
+      sweep(qs, [failedRow(spec({ k: 5 }), 'boom')]),
+      sweep(qs, [row(spec({ k: 5 }), qs, { ndcg: [1] })], { primaryMetric: 'r_precision' }),
+    ];
+    for (const s of cases) {
+      const a = analyze(s);
+      expect(a.best).toBeNull();
+      const out = renderReports(s, a);
+      expect(out['report.md']).toContain('No configuration can be recommended');
+      expect(out['report.html']).toContain('No configuration can be recommended');
+      expect(out.terminal).toContain('No configuration can be recommended');
+      expect(out['matrix.csv'].split('\n')[0]).toBe(MATRIX_COLUMNS.join(','));
+    }
   });
 });

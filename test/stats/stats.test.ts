@@ -155,7 +155,7 @@ describe('holm', () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 30 }), (ps) => {
         const adj = holm(ps);
-        const order = ps.map((p, i) => i).sort((x, y) => ps[x] - ps[y] || x - y);
+        const order = ps.map((_, i) => i).sort((x, y) => ps[x] - ps[y] || x - y);
         for (let j = 0; j < ps.length; j++) {
           expect(adj[j]).toBeGreaterThanOrEqual(ps[j] - 1e-15);
           expect(adj[j]).toBeLessThanOrEqual(1);
