@@ -4,9 +4,9 @@
  * LlamaIndex's SentenceSplitter returns strings only. Each is a run of consecutive pieces of the document, joined and
  * trimmed; in rare cases its sub-sentence regex (`[^,.;。？！]+[,.;。？！]?`) drops a punctuation mark that follows
  * another one (`a,,b` → `a,` + `b`), and its sentence tokenizer leaks `{{ABBREV_n}}` placeholders into URLs (see
- * {@link PLACEHOLDER}); the alignment tolerates both and the chunk text is always taken from the document. Chunk i starts inside chunk i−1 (the overlap, at most `overlap` tokens) or right
- * after it. The alignment is a forward cursor over the document, never a global search, so a passage repeated in a
- * document maps to the right place.
+ * {@link LEAK}); the alignment tolerates both and the chunk text is always taken from the document. Chunk i starts
+ * inside chunk i−1 (the overlap, at most `overlap` tokens) or right after it. The alignment is a forward cursor over
+ * the document, never a global search, so a passage repeated in a document maps to the right place.
  */
 
 /** A half-open character range `[start, end)` (UTF-16 code units) of the document text. */
@@ -27,48 +27,60 @@ const WHITESPACE = /\s/u;
 const NOT_WORD = /[^\p{L}\p{N}]/u;
 
 /**
- * A placeholder SentenceSplitter's sentence tokenizer failed to put back. It replaces abbreviations (`Ing.`, `Dr.`,
- * `Art.`, … matched case-insensitively, so the `ing.` of `docking.org` too) by `{{ABBREV_n}}` before it protects
- * URLs as `{{URI_m}}`, then restores in insertion order, so an abbreviation inside a URL comes back as `{{ABBREV_n}}`.
+ * Placeholder text SentenceSplitter's sentence tokenizer failed to put back, whole or cut by a later split. It
+ * replaces abbreviations (`Ing.`, `Dr.`, `Art.`, … matched case-insensitively and without word boundaries, so the
+ * `ing.` of `docking.org` too) by `{{ABBREV_n}}` before it protects URLs as `{{URI_m}}`, then restores in insertion
+ * order, so an abbreviation inside a URL comes back as `{{ABBREV_n}}`; at small sizes the character-level split can
+ * then cut it (`…{{ABB` + `REV_0}}…`). Matches a whole placeholder or a piece of one: braces with the upper-case
+ * name, `_` and digits between them.
  */
-const PLACEHOLDER = /\{\{(?:ABBREV|URI|NUMBER|DELIM)_\d+\}\}/y;
-/** Longest stretch of document text a leaked placeholder may stand for. */
-const MAX_PLACEHOLDER_TEXT = 64;
+const LEAK = /\{+[A-Z]*_?\d*\}*|[A-Z]*_?\d*\}+/y;
+/** Longest stretch of document text leaked placeholder text may stand for. */
+const MAX_LEAK_TEXT = 64;
+/** Work limit of one tolerant match attempt (character steps), so that brace-heavy text cannot blow up. */
+const MATCH_BUDGET = 20_000;
+
+/** Length of leaked placeholder text at `j` in `piece`, or 0. */
+function leakAt(piece: string, j: number): number {
+  const c = piece[j];
+  if (c !== '{' && c !== '}' && c !== '_' && !(c >= 'A' && c <= 'Z')) return 0;
+  LEAK.lastIndex = j;
+  const m = LEAK.exec(piece);
+  return m === null ? 0 : m[0].length;
+}
 
 /**
- * Tolerant match of `piece` from `j` against `text` from `i`: equal characters advance both; whitespace in `piece`
- * may be skipped; whitespace or punctuation (anything but a letter or digit) in `text` may be skipped (characters
- * the splitter dropped); a leaked placeholder in `piece` (see {@link PLACEHOLDER}) matches the shortest stretch of
- * 1–64 characters after which the rest matches (at the end of the piece: the run of non-whitespace characters).
- * Returns the end offset (exclusive) in `text`, or -1.
+ * Tolerant match of `piece` from `j` against `text` from `i`: equal characters advance both; leaked placeholder text
+ * in `piece` (see {@link LEAK}) matches the shortest stretch of 0–64 characters after which the rest matches (at the
+ * end of the piece: the run of non-whitespace characters); whitespace in `piece` may be skipped; whitespace or
+ * punctuation (anything but a letter or digit) in `text` may be skipped (characters the splitter dropped).
+ * Returns the end offset (exclusive) in `text`, or -1 (also when `budget.steps` runs out).
  */
-function matchTolerant(text: string, i: number, piece: string, j = 0): number {
+function matchTolerant(text: string, i: number, piece: string, j: number, budget: { steps: number }): number {
   while (j < piece.length) {
+    if (--budget.steps < 0) return -1;
     if (i < text.length && text[i] === piece[j]) {
       i++;
       j++;
       continue;
     }
-    if (piece[j] === '{') {
-      PLACEHOLDER.lastIndex = j;
-      const m = PLACEHOLDER.exec(piece);
-      if (m !== null) {
-        const rest = j + m[0].length;
-        if (rest === piece.length) {
-          let e = i;
-          while (e < text.length && !WHITESPACE.test(text[e])) e++;
-          return e > i ? e : -1;
-        }
-        for (let skip = 1; skip <= MAX_PLACEHOLDER_TEXT && i + skip <= text.length; skip++) {
-          const end = matchTolerant(text, i + skip, piece, rest);
-          if (end >= 0) return end;
-        }
-        return -1;
+    const leak = leakAt(piece, j);
+    if (leak > 0) {
+      const rest = j + leak;
+      if (rest === piece.length) {
+        while (i < text.length && !WHITESPACE.test(text[i])) i++;
+        return i;
       }
+      for (let skip = 0; skip <= MAX_LEAK_TEXT && i + skip <= text.length; skip++) {
+        const end = matchTolerant(text, i + skip, piece, rest, budget);
+        if (end >= 0) return end;
+        if (budget.steps < 0) return -1;
+      }
+      return -1;
     }
     if (WHITESPACE.test(piece[j])) {
       j++;
-    } else if (i < text.length && (WHITESPACE.test(text[i]) || NOT_WORD.test(text[i]))) {
+    } else if (i < text.length && NOT_WORD.test(text[i])) {
       i++;
     } else {
       return -1;
@@ -84,29 +96,27 @@ function* exactCandidates(text: string, piece: string, from: number): Generator<
   }
 }
 
-/** Tolerant occurrences (see {@link matchTolerant}) at or after `from`, in increasing order of start. */
+/**
+ * Tolerant occurrences (see {@link matchTolerant}) at or after `from`, in increasing order of start. `piece` must
+ * not start with leaked placeholder text (see {@link alignChunks}).
+ */
 function* tolerantCandidates(text: string, piece: string, from: number): Generator<Span> {
-  PLACEHOLDER.lastIndex = 0;
-  if (PLACEHOLDER.test(piece)) {
-    // The piece starts with a leaked placeholder: any position may start it.
-    for (let p = from; p < text.length; p++) {
-      const end = matchTolerant(text, p, piece);
-      if (end > p) yield { start: p, end };
-    }
-    return;
-  }
   const first = piece[0];
   for (let p = text.indexOf(first, from); p >= 0; p = text.indexOf(first, p + 1)) {
-    const end = matchTolerant(text, p, piece);
+    const end = matchTolerant(text, p, piece, 0, { steps: MATCH_BUDGET });
     if (end > p) yield { start: p, end };
   }
 }
 
 /**
- * Picks the place of chunk i among candidate spans (increasing start, all at or after chunk i−1's start):
- * the first one that makes progress (ends after chunk i−1) and whose part shared with chunk i−1 is at most
- * `overlap` tokens (or that starts at or after chunk i−1's end); else the first one that makes progress; with
- * `loose`, else the first one. `undefined` when none qualifies.
+ * Picks the place of chunk i among candidate spans (increasing start, all at or after chunk i−1's start).
+ *
+ * Chunk i starts inside chunk i−1 (the carried overlap) or right after it: the splitter's pieces are contiguous, so
+ * only whitespace or dropped punctuation can lie between them. So candidates starting beyond that gap are not
+ * considered (unless `loose`). Among the rest, the first that makes progress (ends after chunk i−1) and whose part
+ * shared with chunk i−1 (counted with its leading whitespace, as the splitter counted its pieces) is at most
+ * `overlap` tokens wins; else the first that makes progress. With `loose`, else the first candidate that makes
+ * progress anywhere, else the first candidate. `undefined` when none qualifies.
  */
 function choose(
   text: string,
@@ -115,17 +125,30 @@ function choose(
   options: AlignOptions,
   loose: boolean,
 ): Span | undefined {
+  if (prev === undefined) {
+    for (const c of candidates) return c;
+    return undefined;
+  }
+  let limit = prev.end;
+  while (limit < text.length && NOT_WORD.test(text[limit])) limit++;
   let first: Span | undefined;
   let firstProgress: Span | undefined;
+  let firstProgressAnywhere: Span | undefined;
   for (const c of candidates) {
-    if (prev === undefined) return c;
     first ??= c;
-    if (c.end > prev.end) {
-      firstProgress ??= c;
-      if (c.start >= prev.end || options.countTokens(text.slice(c.start, prev.end)) <= options.overlap) return c;
+    if (c.end <= prev.end) continue;
+    if (c.start > limit) {
+      firstProgressAnywhere ??= c;
+      break;
     }
+    firstProgress ??= c;
+    if (c.start >= prev.end) return c;
+    let s = c.start;
+    while (s > prev.start && WHITESPACE.test(text[s - 1])) s--;
+    if (options.countTokens(text.slice(s, prev.end)) <= options.overlap) return c;
   }
-  return firstProgress ?? (loose ? first : undefined);
+  if (firstProgress !== undefined) return firstProgress;
+  return loose ? (firstProgressAnywhere ?? first) : undefined;
 }
 
 /**
@@ -137,13 +160,16 @@ function choose(
  * chunk's (the splitter carries a whole short chunk over as the next one's overlap).
  *
  * Each span starts at or after the previous kept span's start. `text.slice(start, end)` equals the piece except where
- * the splitter dropped characters (then the slice contains them). Throws a plain `Error` (a bug: the splitter returned
+ * the splitter dropped characters (then the slice contains them, also punctuation it dropped right after the piece). Throws a plain `Error` (a bug: the splitter returned
  * text that is not in the document) when a piece cannot be found.
  */
 export function alignChunks(text: string, pieces: readonly string[], options: AlignOptions): (Span | null)[] {
   const out: (Span | null)[] = [];
   let prev: Span | undefined;
-  pieces.forEach((piece, index) => {
+  pieces.forEach((raw, index) => {
+    // Leaked placeholder text at the start of a piece stands for text that ends the previous chunk: drop it.
+    const lead = leakAt(raw, 0);
+    const piece = lead > 0 ? raw.slice(lead).trimStart() : raw;
     if (piece === '') {
       out.push(null);
       return;
@@ -176,6 +202,9 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
   // A chunk whose range lies inside the next chunk's: SentenceSplitter closes a short chunk when the next sentence does
   // not fit, then carries all of it over as the overlap of the next chunk (which may then exceed chunkSize by up to
   // chunkOverlap tokens). The short chunk adds nothing the next one lacks.
+  // Punctuation right after a chunk that the next chunk does not cover was dropped by the splitter's sub-sentence
+  // regex at the boundary (`et al.,` → `et al.` + ` Appl…`): it is added to the end of the chunk before it, so no
+  // character of the document is lost.
   let next: Span | null = null;
   for (let i = out.length - 1; i >= 0; i--) {
     const span = out[i];
@@ -184,7 +213,11 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
       out[i] = null;
       continue;
     }
-    next = span;
+    const stop = next === null ? text.length : next.start;
+    let end = span.end;
+    while (end < stop && !WHITESPACE.test(text[end]) && NOT_WORD.test(text[end])) end++;
+    if (end > span.end) out[i] = { start: span.start, end };
+    next = out[i];
   }
   return out;
 }

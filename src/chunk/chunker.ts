@@ -106,7 +106,8 @@ function validate(spec: ChunkingSpec): void {
  * - `spec.size === n`: SentenceSplitter with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
  *   default {@link defaultTokenizer}); ids `<docId>#<ordinal>`, ordinal 0-based and contiguous. Each chunk's
  *   `[start, end)` is found by forward alignment (see `align.ts`); `text = doc.text.slice(start, end)` and `tokens`
- *   is the token count of that text. Dropped, so that no chunk lies inside a neighbour: a chunk inside the previous
+ *   is the token count of that text. Where SentenceSplitter lost characters (a punctuation mark after another one,
+ *   placeholders it failed to restore in URLs) the chunk holds the document's own characters instead. Dropped, so that no chunk lies inside a neighbour: a chunk inside the previous
  *   one (the splitter emits one when a chunk's new material is whitespace only) and a chunk inside the next one (the
  *   splitter carries a whole short chunk over as the next chunk's overlap). `tokens` is usually ≤ size but can reach
  *   size + overlap (SentenceSplitter adds the carried overlap before a sentence that alone fits in size) and can

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { describe, expect, it } from 'vitest';
+import { alignChunks } from '../../src/chunk/align.js';
 import { chunkDocuments, chunkingKey, defaultTokenizer, type Tokenizer } from '../../src/chunk/chunker.js';
 import { isHarnessError } from '../../src/errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../../src/types.js';
@@ -165,6 +166,30 @@ describe('chunk offsets: forward alignment, never a global search', () => {
       'ZINC is freely available at http://zinc15.docking.org.',
     ]);
     expect(chunks[1].start).toBe(text.indexOf('ZINC'));
+  });
+
+  it('SentenceSplitter quirk: punctuation it drops at a chunk boundary is added to the end of the chunk before it', () => {
+    // 'alpha,, beta gamma' (3 words > 2) is split by '[^,.;]+[,.;]?' into 'alpha,' and ' beta gamma'; the second ','
+    // belongs to neither piece.
+    const text = 'alpha,, beta gamma';
+    const chunks = one(text, { size: 2, overlap: 0 }, wordTokenizer);
+    expect(chunks.map((c) => [c.text, c.start, c.end])).toEqual([
+      ['alpha,,', 0, 7],
+      ['beta gamma', 8, 18],
+    ]);
+  });
+
+  it('a placeholder cut in two by a later split ({{ABB + REV_0}}) still aligns: the tail run and the head are skipped', () => {
+    // text: 'http://x.docking.org/a' spans [3, 25); 'org/a now' starts at 20.
+    const text = 'at http://x.docking.org/a now';
+    const spans = alignChunks(text, ['at http://x.dock{{ABB', 'REV_0}}org/a now'], {
+      overlap: 1,
+      countTokens: (t) => wordTokenizer.encode(t).length,
+    });
+    expect(spans).toEqual([
+      { start: 0, end: 25 },
+      { start: 20, end: 29 },
+    ]);
   });
 
   it('a degenerate trailing chunk (overlap tail plus whitespace) that lies inside the previous chunk is dropped', () => {
