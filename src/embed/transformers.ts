@@ -107,7 +107,10 @@ export function modelFiles(loc: ModelLocation, dtype: EmbeddingSpec['dtype'], al
     throw new HarnessError(
       'MODEL_NOT_FOUND',
       `embedding model ${TRANSFORMERS_PREFIX}${loc.id}: no model folder at ${loc.dir}` +
-        (loc.kind === 'hub' && !allowRemote ? ' (allowRemote is false, so nothing is downloaded)' : ''),
+        (loc.kind === 'hub'
+          ? ` (read as a hub id: ${path.resolve(loc.id)} is not a folder either` +
+            (allowRemote ? ')' : '; allowRemote is false, so nothing is downloaded)')
+          : ''),
       { location: { file: loc.dir }, remedy: remedyFor('') },
     );
   }
