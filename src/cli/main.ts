@@ -20,6 +20,8 @@ function progressReporter(quiet: boolean): { onEvent: (e: SweepEvent) => void; s
   const tty = Boolean(process.stderr.isTTY);
   let bar: cliProgress.SingleBar | undefined;
   let current = '';
+  let lastLine = 0;
+  let started = 0;
   const stop = () => {
     bar?.stop();
     bar = undefined;
@@ -49,9 +51,15 @@ function progressReporter(quiet: boolean): { onEvent: (e: SweepEvent) => void; s
         bar.start(e.total, e.done);
       } else {
         process.stderr.write(`${e.stage}: ${e.total} to do\n`);
+        lastLine = started = Date.now();
       }
     }
     bar?.update(e.done);
+    // Without a terminal, a line every 10 seconds (and at the end) instead of a bar.
+    if (!tty && (Date.now() - lastLine >= 10_000 || (e.done >= e.total && Date.now() - started >= 10_000))) {
+      lastLine = Date.now();
+      process.stderr.write(`${e.stage}: ${e.done}/${e.total} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    }
     if (e.done >= e.total) {
       stop();
     }
