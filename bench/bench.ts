@@ -1,0 +1,383 @@
+/**
+ * `npm run bench -- --out DIR [options]`: the SciFact benchmark of the issue "embeddings computed once, a sweep whose
+ * cost is the model's cost". Writes DIR/bench.json and prints a short table on stdout (progress on stderr).
+ * See docs/bench.md for every field and what is inside each timing.
+ *
+ * Options:
+ *   --out DIR             where bench.json goes (required)
+ *   --others N            corpus subset: judged documents + the first N others in id order (default: whole corpus)
+ *   --questions N         first N test questions (default: all 300)
+ *   --naive-sizes LIST    chunkings the naive loop measures, e.g. `none` or `none,128,256` (default: all three);
+ *                         fewer than all → naive_seconds is scaled linearly by configurations
+ *   --skip-naive          no naive phase (naive fields are null)
+ *   --keep-cache          keep the temporary cache folders (their path is printed)
+ *
+ * Each phase runs in a child process (this file with `--phase`), so model loads, in-process memos and peak RSS
+ * belong to one phase only.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Mode } from '../src/types.js';
+import { BENCH_GRID } from './setup.js';
+import { compareMeans, compareRankings } from './naive.js';
+import type { NaiveParams, NaivePhaseResult, SweepParams, SweepPhaseResult } from './phases.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..');
+
+interface Args {
+  out: string;
+  others: number | null;
+  questions: number | null;
+  naiveSizes: (number | 'none')[];
+  skipNaive: boolean;
+  keepCache: boolean;
+}
+
+function usage(msg: string): never {
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache]\n`);
+  process.exit(1);
+}
+
+function parseSizes(v: string): (number | 'none')[] {
+  return v.split(',').map((s) => {
+    if (s === 'none') return 'none';
+    const n = Number(s);
+    if (!BENCH_GRID.sizes.includes(n)) usage(`--naive-sizes: ${JSON.stringify(s)} is not a chunking of the grid (none, 128, 256)`);
+    return n;
+  });
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { out: '', others: null, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false };
+  const int = (name: string, v: string | undefined, min: number): number => {
+    const n = Number(v);
+    if (v === undefined || !Number.isInteger(n) || n < min) usage(`${name} needs a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    if (k === '--out') a.out = argv[++i] ?? usage('--out needs a folder');
+    else if (k === '--others') a.others = int('--others', argv[++i], 0);
+    else if (k === '--questions') a.questions = int('--questions', argv[++i], 1);
+    else if (k === '--naive-sizes') a.naiveSizes = parseSizes(argv[++i] ?? usage('--naive-sizes needs a list'));
+    else if (k === '--skip-naive') a.skipNaive = true;
+    else if (k === '--keep-cache') a.keepCache = true;
+    else usage(`unknown option ${JSON.stringify(k)}`);
+  }
+  if (a.out === '') usage('--out DIR is required');
+  return a;
+}
+
+/** Runs one phase in a child process (same node and tsx loader as this one) and returns its JSON result. */
+async function phase<T>(name: string, params: unknown, workDir: string, tag: string): Promise<T> {
+  const paramsFile = path.join(workDir, `${tag}.params.json`);
+  const resultFile = path.join(workDir, `${tag}.result.json`);
+  writeFileSync(paramsFile, JSON.stringify(params));
+  const started = Date.now();
+  process.stderr.write(`bench: ${tag} ...\n`);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--phase', name, paramsFile, resultFile], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      cwd: repoRoot,
+    });
+    child.on('error', reject);
+    child.on('exit', (c) => resolve(c));
+  });
+  if (code !== 0) throw new Error(`bench phase ${tag} exited with code ${code}`);
+  process.stderr.write(`bench: ${tag} done in ${((Date.now() - started) / 1000).toFixed(1)} s (process included)\n`);
+  return JSON.parse(readFileSync(resultFile, 'utf8')) as T;
+}
+
+const sum = (xs: number[]): number => xs.reduce((s, x) => s + x, 0);
+const mean = (xs: number[]): number => (xs.length === 0 ? 0 : sum(xs) / xs.length);
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+
+interface EmbInfo {
+  label: string;
+  embed_seconds?: number;
+  load_seconds?: number;
+  cache_hits?: number;
+  cache_misses?: number;
+  documents?: { distinct: number; cacheMisses: number; embedSeconds: number };
+  queries?: { distinct: number; cacheMisses: number; embedSeconds: number };
+  error?: string;
+}
+
+function embInfos(r: SweepPhaseResult): EmbInfo[] {
+  return r.embeddings as unknown as EmbInfo[];
+}
+
+/** Per (mode, chunking, model) stage, the mean latency per question the rows report (same for every k). */
+function queriesPerSecond(r: SweepPhaseResult): Record<Mode, number> {
+  const out = {} as Record<Mode, number>;
+  for (const mode of BENCH_GRID.modes) {
+    const seen = new Map<string, number>();
+    for (const row of r.rows) if (row.mode === mode && row.status === 'ok') seen.set(`${row.chunkingKey}|${row.embedding}`, row.meanQueryMs);
+    const ms = mean([...seen.values()]);
+    out[mode] = ms > 0 ? round(1000 / ms, 1) : 0;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--phase') {
+    const { runPhase } = await import('./phases.js');
+    await runPhase(argv[1], argv[2], argv[3]);
+    return;
+  }
+  const args = parseArgs(argv);
+  const datasetPath = path.resolve(repoRoot, '../shared/datasets/scifact');
+  if (!existsSync(path.join(datasetPath, 'corpus.jsonl'))) {
+    process.stderr.write(
+      `bench: SciFact not found at ${datasetPath} (expected corpus.jsonl, queries.jsonl, qrels/test.tsv)\n` +
+        '  remedy: put the BEIR SciFact folder at ../shared/datasets/scifact relative to the repository root\n',
+    );
+    process.exit(1);
+  }
+  const outDir = path.resolve(args.out);
+  mkdirSync(outDir, { recursive: true });
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'rs-bench-'));
+  const coldCache = path.join(workDir, 'cache-cold');
+  const semCache = path.join(workDir, 'cache-semantic');
+  const data = { datasetPath, others: args.others, maxQuestions: args.questions };
+  const grid = {
+    sizes: BENCH_GRID.sizes,
+    embeddings: BENCH_GRID.embeddings,
+    topK: BENCH_GRID.topK,
+  };
+  const startedAt = new Date().toISOString();
+  try {
+    // 0. One-time GloVe JSON → binary table conversion, outside every timed run.
+    const glove = await phase<{ seconds: number; converted: boolean }>('glove-build', { cacheDir: coldCache }, workDir, 'glove-build');
+
+    // 1. cold: empty embedding cache (the binary GloVe table is there).
+    const sweepParams = (cacheDir: string, extra: Partial<SweepParams>): SweepParams => ({
+      ...data,
+      cacheDir,
+      topK: grid.topK,
+      modes: BENCH_GRID.modes,
+      sizes: grid.sizes,
+      embeddings: grid.embeddings,
+      rankings: false,
+      ...extra,
+    });
+    const cold = await phase<SweepPhaseResult>('sweep', sweepParams(coldCache, { rankings: true }), workDir, 'cold');
+    // 2. warm: same config, filled cache; then one extra k.
+    const warm = await phase<SweepPhaseResult>('sweep', sweepParams(coldCache, {}), workDir, 'warm');
+    const extraK = await phase<SweepPhaseResult>('sweep', sweepParams(coldCache, { topK: [...grid.topK, 20] }), workDir, 'extra-k');
+
+    // 3. naive: LlamaIndex VectorStoreIndex per semantic configuration; the harness cold on the same configurations.
+    let naive: NaivePhaseResult | null = null;
+    let harnessSame: SweepPhaseResult | null = null;
+    if (!args.skipNaive) {
+      mkdirSync(semCache, { recursive: true });
+      cpSync(path.join(coldCache, 'glove-100d'), path.join(semCache, 'glove-100d'), { recursive: true });
+      harnessSame = await phase<SweepPhaseResult>(
+        'sweep',
+        sweepParams(semCache, { modes: ['semantic'], sizes: args.naiveSizes }),
+        workDir,
+        'harness-semantic-cold',
+      );
+      const naiveParams: NaiveParams = { ...data, cacheDir: coldCache, sizes: args.naiveSizes, embeddings: grid.embeddings, topK: grid.topK, batchSize: 32 };
+      naive = await phase<NaivePhaseResult>('naive', naiveParams, workDir, 'naive');
+    }
+
+    // Figures.
+    const coldEmb = embInfos(cold);
+    const embedSeconds = sum(coldEmb.map((e) => e.embed_seconds ?? 0));
+    const chunksPerSecond: Record<string, number> = {};
+    const embedDetail: Record<string, unknown> = {};
+    for (const e of coldEmb) {
+      const texts = (e.documents?.cacheMisses ?? 0) + (e.queries?.cacheMisses ?? 0);
+      chunksPerSecond[e.label] = round(texts / (e.embed_seconds || Infinity), 1);
+      embedDetail[e.label] = {
+        model_load_seconds: round(e.load_seconds ?? 0),
+        embed_seconds: round(e.embed_seconds ?? 0),
+        documents_distinct: e.documents?.distinct,
+        documents_embedded: e.documents?.cacheMisses,
+        documents_embed_seconds: round(e.documents?.embedSeconds ?? 0),
+        queries_embedded: e.queries?.cacheMisses,
+        queries_embed_seconds: round(e.queries?.embedSeconds ?? 0),
+        ...(e.error ? { error: e.error } : {}),
+      };
+    }
+    const semanticTotal = BENCH_GRID.sizes.length * BENCH_GRID.embeddings.length * BENCH_GRID.topK.length;
+    let naiveFields: Record<string, unknown> = {
+      naive_seconds: null,
+      naive_speedup: null,
+      naive_identical: null,
+      naive_max_abs_diff: null,
+    };
+    if (naive && harnessSame) {
+      const measured = naive.configs.length;
+      const scaled = measured < semanticTotal;
+      const naiveSeconds = scaled ? (naive.wall_seconds * semanticTotal) / measured : naive.wall_seconds;
+      const harnessMeans = new Map(cold.rows.map((r) => [r.id, r.means] as const));
+      const cmp = compareMeans(naive.configs, harnessMeans);
+      const harnessRankings = new Map(cold.rows.filter((r) => r.rankings).map((r) => [r.id, r.rankings!] as const));
+      const rk = { sameOrder: 0, sameSet: 0, different: 0 };
+      for (const c of naive.configs) {
+        const h = harnessRankings.get(c.id);
+        if (!h) continue;
+        const x = compareRankings(c.rankings, h);
+        rk.sameOrder += x.sameOrder;
+        rk.sameSet += x.sameSet;
+        rk.different += x.different;
+      }
+      const naiveTexts = sum(naive.configs.map((c) => c.embeddedDocuments + c.embeddedQueries));
+      const harnessTexts = sum(embInfos(harnessSame).map((e) => e.cache_misses ?? 0));
+      naiveFields = {
+        naive_seconds: round(naiveSeconds, 1),
+        naive_measured_seconds: round(naive.wall_seconds, 1),
+        naive_scaled: scaled,
+        naive_measured_configs: measured,
+        naive_total_configs: semanticTotal,
+        naive_measured_chunkings: args.naiveSizes,
+        harness_same_configs_cold_seconds: round(harnessSame.wall_seconds, 2),
+        naive_speedup: round(naive.wall_seconds / harnessSame.wall_seconds, 2),
+        naive_identical: cmp.differing === 0 && cmp.missing.length === 0,
+        naive_max_abs_diff: cmp.maxAbsDiff,
+        naive_detail: {
+          what: 'semantic configurations only: LlamaIndex 0.12.1 VectorStoreIndex (SimpleVectorStore) built per configuration (chunking × model × k), queried with asRetriever({ similarityTopK: k }); our provider behind BaseEmbedding, no cache',
+          speedup_basis: 'naive_measured_seconds / harness_same_configs_cold_seconds: both measured on the same configurations (harness: modes [semantic] only, fresh cache, GloVe binary table present)',
+          load_seconds: round(naive.load_seconds),
+          chunk_seconds: round(naive.chunk_seconds),
+          model_load_seconds: naive.model_load_seconds,
+          embed_seconds: Object.fromEntries(Object.entries(naive.embed_seconds).map(([k, v]) => [k, round(v, 1)])),
+          build_seconds: round(sum(naive.configs.map((c) => c.buildSeconds)), 1),
+          query_seconds: round(sum(naive.configs.map((c) => c.querySeconds)), 1),
+          texts_embedded: naiveTexts,
+          harness_texts_embedded_same_configs: harnessTexts,
+          metric_values_compared: cmp.values,
+          metric_values_differing: cmp.differing,
+          worst_differences: cmp.worst,
+          missing: cmp.missing,
+          rankings_compared: rk.sameOrder + rk.sameSet + rk.different,
+          rankings_same_order: rk.sameOrder,
+          rankings_same_set_other_order: rk.sameSet,
+          rankings_different_chunks: rk.different,
+          rankings_with_nan_scores: sum(naive.configs.map((c) => c.nanScores)),
+          per_config: naive.configs.map((c) => ({
+            id: c.id,
+            build_seconds: round(c.buildSeconds, 2),
+            query_seconds: round(c.querySeconds, 2),
+            embed_seconds: round(c.embedSeconds, 2),
+            documents_embedded: c.embeddedDocuments,
+            queries_embedded: c.embeddedQueries,
+          })),
+          peak_rss_mb: round(naive.memory.peak_rss_mb, 0),
+        },
+        naive_not_run: {
+          keyword: {
+            configs: BENCH_GRID.sizes.length * BENCH_GRID.topK.length,
+            why: 'VectorStoreIndex has no BM25; a naive loop would rebuild the BM25 index once per configuration (12 builds where the harness does 3)',
+          },
+          hybrid: {
+            configs: semanticTotal,
+            why: 'VectorStoreIndex has no fusion; a naive loop would redo both the semantic work above (embed every chunk again) and a BM25 build per configuration, so its cost is at least the semantic naive cost again',
+          },
+        },
+      };
+    }
+
+    const bench = {
+      cold_seconds: round(cold.wall_seconds, 2),
+      warm_seconds: round(warm.wall_seconds, 2),
+      embed_seconds: round(embedSeconds, 2),
+      overhead_ratio: round(cold.wall_seconds / embedSeconds, 4),
+      warm_over_cold: round(warm.wall_seconds / cold.wall_seconds, 4),
+      extra_k_embedded: sum(embInfos(extraK).map((e) => e.cache_misses ?? 0)),
+      extra_k_seconds: round(extraK.wall_seconds, 2),
+      glove_table_build_seconds: round(glove.seconds, 2),
+      glove_table_converted: glove.converted,
+      ...naiveFields,
+      peak_rss_mb: round(cold.memory.peak_rss_mb, 0),
+      peak_rss_sampled_mb: round(cold.memory.sampled_rss_mb, 0),
+      peak_rss_mb_by_phase: {
+        cold: round(cold.memory.peak_rss_mb, 0),
+        warm: round(warm.memory.peak_rss_mb, 0),
+        extra_k: round(extraK.memory.peak_rss_mb, 0),
+        ...(harnessSame ? { harness_semantic_cold: round(harnessSame.memory.peak_rss_mb, 0) } : {}),
+        ...(naive ? { naive: round(naive.memory.peak_rss_mb, 0) } : {}),
+      },
+      chunks_per_second: chunksPerSecond,
+      queries_per_second: queriesPerSecond(cold),
+      queries_per_second_warm: queriesPerSecond(warm),
+      targets: {} as Record<string, unknown>,
+      subset: cold.subset,
+      questions: cold.questions,
+      questions_excluded: cold.excluded,
+      corpus_docs: cold.docs,
+      dataset_fingerprint: cold.fingerprint,
+      chunk_counts: Object.fromEntries(cold.chunkings.map((c) => [c.key, c.chunks])),
+      grid: {
+        chunkings: cold.chunkings.map((c) => c.key),
+        topK: grid.topK,
+        modes: BENCH_GRID.modes,
+        embeddings: grid.embeddings,
+        hybrid: BENCH_GRID.hybrid,
+        size: cold.rows.length,
+        failed_rows: cold.rows.filter((r) => r.status !== 'ok').map((r) => `${r.id}: ${r.error}`),
+        sweep_concurrency: 1,
+      },
+      embedding: embedDetail,
+      stage_seconds: {
+        cold: { load_and_subset: round(cold.load_seconds), ...Object.fromEntries(Object.entries(cold.timings).map(([k, v]) => [k, round(v)])) },
+        warm: { load_and_subset: round(warm.load_seconds), ...Object.fromEntries(Object.entries(warm.timings).map(([k, v]) => [k, round(v)])) },
+        extra_k: { load_and_subset: round(extraK.load_seconds), ...Object.fromEntries(Object.entries(extraK.timings).map(([k, v]) => [k, round(v)])) },
+        ...(harnessSame
+          ? { harness_semantic_cold: { load_and_subset: round(harnessSame.load_seconds), ...Object.fromEntries(Object.entries(harnessSame.timings).map(([k, v]) => [k, round(v)])) } }
+          : {}),
+      },
+      warm_embedding: Object.fromEntries(embInfos(warm).map((e) => [e.label, { model_load_seconds: round(e.load_seconds ?? 0), cache_hits: e.cache_hits, cache_misses: e.cache_misses }])),
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+      date: startedAt,
+    };
+    const ratioOk = bench.overhead_ratio <= 1.15;
+    bench.targets = {
+      overhead_ratio_le_1_15: ratioOk,
+      warm_le_0_1_cold: bench.warm_over_cold <= 0.1,
+      extra_k_embeds_nothing: bench.extra_k_embedded === 0,
+      naive_speedup_ge_5: naive ? (naiveFields.naive_speedup as number) >= 5 : null,
+      naive_identical: naive ? naiveFields.naive_identical : null,
+      peak_rss_lt_2000_mb: bench.peak_rss_mb < 2000,
+    };
+    writeFileSync(path.join(outDir, 'bench.json'), `${JSON.stringify(bench, null, 2)}\n`);
+
+    const lines: [string, string, string][] = [
+      ['cold_seconds', String(bench.cold_seconds), ''],
+      ['embed_seconds', String(bench.embed_seconds), ''],
+      ['overhead_ratio', String(bench.overhead_ratio), ratioOk ? 'ok (<= 1.15)' : 'MISSED (<= 1.15)'],
+      ['warm_seconds', String(bench.warm_seconds), bench.targets.warm_le_0_1_cold ? 'ok (<= 0.1 x cold)' : 'MISSED (<= 0.1 x cold)'],
+      ['extra_k_embedded', String(bench.extra_k_embedded), bench.targets.extra_k_embeds_nothing ? 'ok (0)' : 'MISSED (0)'],
+      ['naive_seconds', String(naiveFields.naive_seconds), naiveFields.naive_scaled ? `scaled from ${String(naiveFields.naive_measured_configs)} configs` : ''],
+      ['naive_speedup', String(naiveFields.naive_speedup), naive ? (bench.targets.naive_speedup_ge_5 ? 'ok (>= 5)' : 'MISSED (>= 5)') : 'not run'],
+      ['naive_identical', String(naiveFields.naive_identical), `max abs diff ${String(naiveFields.naive_max_abs_diff)}`],
+      ['peak_rss_mb', String(bench.peak_rss_mb), bench.targets.peak_rss_lt_2000_mb ? 'ok (< 2000)' : 'MISSED (< 2000)'],
+      ['glove_table_build_seconds', String(bench.glove_table_build_seconds), 'one-time, not in cold'],
+      ['chunks_per_second', JSON.stringify(bench.chunks_per_second), ''],
+      ['queries_per_second', JSON.stringify(bench.queries_per_second), ''],
+    ];
+    const w = Math.max(...lines.map((l) => l[0].length));
+    const v = Math.max(...lines.map((l) => l[1].length));
+    process.stdout.write(
+      `SciFact bench${bench.subset ? ` (subset: ${bench.subset.docs} of ${bench.subset.corpusDocs} docs)` : ''}, ${bench.questions} questions, ${bench.grid.size} configurations\n` +
+        lines.map(([a, b, c]) => `${a.padEnd(w)}  ${b.padEnd(v)}  ${c}`.trimEnd()).join('\n') +
+        `\nwritten ${path.join(outDir, 'bench.json')}\n`,
+    );
+  } finally {
+    if (args.keepCache) process.stderr.write(`bench: caches kept in ${workDir}\n`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(2);
+});
