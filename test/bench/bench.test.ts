@@ -175,7 +175,7 @@ describe('naive VectorStoreIndex loop', () => {
 
 describe('comparison helpers', () => {
   it('compareMeans counts differing values and the largest absolute difference', () => {
-    const harness = new Map([
+    const harness = new Map<string, Record<string, number>>([
       ['c1', { 'ndcg@3': 0.5, 'mrr@3': 0.25 }],
       ['c2', { 'ndcg@3': 0.75 }],
     ]);
