@@ -1,0 +1,64 @@
+/**
+ * retrieval-sweep's public API (re-exports only). The data flows load → chunk → embed → retrieve → score → report;
+ * `runSweep` runs the whole grid, `writeArtifacts` writes a results folder, `evaluate` scores any TREC run.
+ */
+export type {
+  Doc,
+  Question,
+  EvidenceSpan,
+  Dataset,
+  ChunkingSpec,
+  Chunk,
+  Hit,
+  Mode,
+  Level,
+  ConfigSpec,
+  QueryDetail,
+  ConfigResult,
+  SweepResult,
+} from './types.js';
+export { HarnessError, isHarnessError, type ErrorCode, type ErrorLocation } from './errors.js';
+
+// config
+export { parseConfig, loadConfigFile, configSchema, type SweepConfig } from './config/schema.js';
+export { expandGrid, expandChunkings, configId, chunkingKeyOf } from './config/expand.js';
+
+// load
+export { loadDataset, type DatasetSpec } from './load/dataset.js';
+export { loadDocumentFolder } from './load/documents.js';
+export { parseQuestions } from './load/questions.js';
+export { loadBeir } from './load/beir.js';
+export { parseQrels, parseRun, readQrels, readRun, formatQrels, formatRun } from './load/trec.js';
+
+// chunk
+export { chunkDocuments, defaultTokenizer, type Tokenizer } from './chunk/chunker.js';
+
+// embed
+export { createProvider, type ProviderContext } from './embed/registry.js';
+export type { EmbeddingProvider, EmbedRole } from './embed/provider.js';
+export { resolveEmbeddingSpec, embeddingSpecSchema, type EmbeddingSpec } from './embed/spec.js';
+export { EmbeddingCache } from './embed/cache.js';
+export { embedTexts, type EmbedStats } from './embed/embed-texts.js';
+
+// retrieve
+export { compareByRule, rankByRule, TIE_RULE } from './retrieve/rank.js';
+export { buildKeywordIndex, type KeywordIndex, type Bm25Params } from './retrieve/bm25.js';
+export { keywordTokens } from './retrieve/tokenize.js';
+export { buildVectorIndex, type VectorIndex } from './retrieve/semantic.js';
+export { reciprocalRankFusion, type RrfOptions } from './retrieve/fusion.js';
+
+// score
+export { parseMeasure, formatMeasure, measuresAtK, MEASURE_FAMILIES, type Measure, type MeasureFamily } from './score/measures.js';
+export { scoreRanking, evaluate, relevantCount, type Qrels, type Run, type EvaluationResult, type ScoreOptions } from './score/evaluate.js';
+export { bootstrapCI, pairedPermutationTest, holm, minimumDetectableDifference, seededRandom } from './score/stats.js';
+export { projectEvidence, projectionStats, scoreChunkLevel, type Projection } from './score/evidence.js';
+export { evidenceCoverage, atTokenBudget, type BudgetMeasures } from './score/budget.js';
+
+// report
+export { analyze, withStatistics, type Analysis, type AnalyzeOptions } from './report/analyze.js';
+export { renderReports, type RenderedReports } from './report/render.js';
+export { compareSweeps } from './report/compare.js';
+
+// run
+export { runSweep, type SweepEvent, type SweepOptions } from './run/sweep.js';
+export { writeArtifacts, loadSweepResult } from './run/artifacts.js';
