@@ -32,20 +32,21 @@ const E01_MODELS: Record<string, string> = {
 };
 
 describe.skipIf(!existsSync(casesFile))('field case E01: the exact model inputs of each preset', () => {
-  const cases = JSON.parse(readFileSync(casesFile, 'utf8')) as E01[];
-  const e01 = cases.find((c) => c.id.startsWith('E01'))!;
+  // Read only when the file exists: vitest still runs a skipped describe's body to collect its tests.
+  const cases = existsSync(casesFile) ? (JSON.parse(readFileSync(casesFile, 'utf8')) as E01[]) : [];
+  const e01 = cases.find((c) => c.id.startsWith('E01'));
 
-  for (const [family, expected] of Object.entries(e01.expected.model_inputs)) {
+  for (const [family, expected] of Object.entries(e01?.expected.model_inputs ?? {})) {
     it(`${family}: query and passage strings match the model card`, () => {
       const spec = resolveEmbeddingSpec(E01_MODELS[family]);
-      expect(modelInput(spec, 'query', e01.input.question)).toBe(expected.query);
-      expect(modelInput(spec, 'document', e01.input.chunk_text)).toBe(expected.passage);
+      expect(modelInput(spec, "query", e01!.input.question)).toBe(expected.query);
+      expect(modelInput(spec, "document", e01!.input.chunk_text)).toBe(expected.passage);
     });
   }
 
   it('the prefix is added exactly once: an already-prefixed query is not prefixed again', () => {
     const spec = resolveEmbeddingSpec(E01_MODELS.e5);
-    const once = modelInput(spec, 'query', e01.input.question);
+    const once = modelInput(spec, "query", e01!.input.question);
     expect(modelInput(spec, 'query', once)).toBe(once);
     expect(once.includes('query: query: ')).toBe(false);
   });
