@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ConfigResult, Mode, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
+import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
 import { matrixOrder, methodLines, recommendationText, runSummary } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, retrieverLabel } from './metrics.js';
@@ -563,6 +564,21 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
       '<div id="drill-count" class="muted"></div><select id="drill-list" size="10"></select></div></div>' +
       '<div id="drill-detail"></div></section>',
   );
+
+  // Evidence level: projection and equal token budgets.
+  const ev = evidenceSection(result);
+  if (ev) {
+    const table = (t: { caption: string; header: string[]; rows: string[][] }) =>
+      `<p class="muted">${h(t.caption)}</p><table><thead><tr>${t.header.map((c) => `<th>${h(c)}</th>`).join('')}</tr></thead><tbody>` +
+      t.rows.map((r) => `<tr>${r.map((c) => `<td>${h(c)}</td>`).join('')}</tr>`).join('') +
+      '</tbody></table>';
+    body.push(
+      `<section id="evidence"><h2>Evidence level: chunk sizes at equal token budget</h2><p>${h(ev.intro)}</p>` +
+        table(ev.projection) +
+        table(ev.budget) +
+        '</section>',
+    );
+  }
 
   // Problems.
   body.push(`<section id="problems"><h2>Questions every configuration missed (${analysis.missedByAll.length})</h2>`);

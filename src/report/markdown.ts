@@ -3,6 +3,7 @@
  * full precision). Every question text and document id is escaped ({@link escapeMd}). Pure.
  */
 
+import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
@@ -277,6 +278,14 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
         '',
       );
     }
+  }
+
+  // Evidence level: projection and equal token budgets.
+  const ev = evidenceSection(result);
+  if (ev) {
+    out.push('## Evidence level: chunk sizes at equal token budget', '', escapeMd(ev.intro), '');
+    out.push(escapeMd(ev.projection.caption), '', ...mdTable(ev.projection.header.map(escapeMd), ev.projection.rows.map((r) => r.map(escapeMd))), '');
+    out.push(escapeMd(ev.budget.caption), '', ...mdTable(ev.budget.header.map(escapeMd), ev.budget.rows.map((r) => r.map((c, j) => (j === 0 ? code(c) : escapeMd(c))))), '');
   }
 
   // Missed questions.
