@@ -11,6 +11,7 @@ import { readQrels, readRun } from '../../src/load/trec.js';
 import { evaluate } from '../../src/score/evaluate.js';
 import { parseMeasure } from '../../src/score/measures.js';
 import type { SweepResult } from '../../src/types.js';
+import { buildTinyModel } from '../../scripts/build-tiny-model.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const tiny = path.resolve(here, '../fixtures/sweep/tiny');
@@ -160,5 +161,66 @@ describe('bad input writes nothing', () => {
       })(),
     ).rejects.toMatchObject({ code: 'LABEL_INVALID' });
     expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('a failing stage becomes failed rows, not a failed sweep', () => {
+  it('a model folder that does not exist fails its semantic rows; keyword rows still run', async () => {
+    const missing = path.join(mkdtempSync(path.join(tmpdir(), 'rs-nomodel-')), 'no-such-model');
+    const { result, dir } = await sweepAndWrite({
+      chunking: { sizes: ['none'], overlap: 0 },
+      modes: ['keyword', 'semantic'],
+      embeddings: [`transformers:${missing}`],
+    });
+    const failed = result.configs.filter((c) => c.status === 'failed');
+    const ok = result.configs.filter((c) => c.status === 'ok');
+    expect(ok.map((c) => c.config.mode)).toEqual(['keyword', 'keyword', 'keyword']);
+    expect(failed.map((c) => c.config.mode)).toEqual(['semantic', 'semantic', 'semantic']);
+    expect(failed[0].error).toContain(missing);
+    // Failed rows are in the matrix with their error, and have no run file.
+    const csv = readFileSync(path.join(dir, 'matrix.csv'), 'utf8');
+    expect(csv).toContain('failed');
+    expect(existsSync(path.join(dir, 'runs', `${failed[0].config.id}.trec`))).toBe(false);
+  });
+});
+
+describe('semantic and hybrid through the transformers.js provider (tiny offline model), embedding once', () => {
+  let modelDir: string;
+  let cacheDir: string;
+  beforeAll(async () => {
+    modelDir = (await buildTinyModel(path.join(mkdtempSync(path.join(tmpdir(), 'rs-tiny-')), 'tiny-bert'))).dir;
+    cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-cache-')), 'c');
+  });
+
+  type EmbInfo = { documents: { distinct: number; cacheMisses: number; cacheHits: number }; queries: { cacheMisses: number } };
+
+  it('embeds each distinct chunk text once across chunkings, then nothing when a k is added', async () => {
+    const grid = {
+      // Every fixture document is under 64 tokens, so both chunkings cut each into one identical chunk.
+      chunking: { sizes: [64], overlap: [0, 4] },
+      modes: ['keyword', 'semantic', 'hybrid'],
+      embeddings: [{ model: `transformers:${modelDir}`, label: 'tiny' }],
+      hybrid: { rrfK: 60, depth: 10 },
+      cacheDir,
+    };
+    const first = await sweepAndWrite(grid);
+    expect(first.result.configs.every((c) => c.status === 'ok')).toBe(true);
+    const chunkings = (first.result.manifest.chunking as { chunkings: { chunks: number }[] }).chunkings;
+    const totalChunks = chunkings.reduce((s, c) => s + c.chunks, 0);
+    const e1 = (first.result.manifest.embeddings as EmbInfo[])[0];
+    // 5 documents x 2 chunkings = 10 chunks, but only 5 distinct texts: each is embedded once.
+    expect(totalChunks).toBe(10);
+    expect(e1.documents.distinct).toBe(5);
+    expect(e1.documents.cacheMisses).toBe(5);
+
+    const second = await sweepAndWrite({ ...grid, topK: [1, 3, 5, 10] });
+    const e2 = (second.result.manifest.embeddings as EmbInfo[])[0];
+    expect(e2.documents.cacheMisses).toBe(0);
+    expect(e2.queries.cacheMisses).toBe(0);
+    expect(e2.documents.cacheHits).toBe(e1.documents.distinct);
+    // Same rankings for the rows both sweeps share.
+    const a = first.result.configs.find((c) => c.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
+    const b = second.result.configs.find((c) => c.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
+    expect(b.perQuery).toEqual(a.perQuery);
   });
 });
