@@ -55,8 +55,8 @@ function progressReporter(quiet: boolean): { onEvent: (e: SweepEvent) => void; s
       }
     }
     bar?.update(e.done);
-    // Without a terminal, a line every 10 seconds (and at the end) instead of a bar.
-    if (!tty && (Date.now() - lastLine >= 10_000 || (e.done >= e.total && Date.now() - started >= 10_000))) {
+    // Without a terminal, a line every 10 seconds and one at the end instead of a bar.
+    if (!tty && (Date.now() - lastLine >= 10_000 || e.done >= e.total)) {
       lastLine = Date.now();
       process.stderr.write(`${e.stage}: ${e.done}/${e.total} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     }

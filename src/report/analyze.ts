@@ -383,23 +383,28 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   if (best !== null && n >= 2) {
     let diffSd: number;
     let basis: string;
-    if (comparisons.length > 0) {
-      diffSd = median(comparisons.map((c) => c.diffSd));
-      basis = `median sd of the per-question differences between the best and the ${comparisons.length} other candidate(s)`;
+    const sds = comparisons.map((c) => c.diffSd).filter((x) => Number.isFinite(x));
+    if (sds.length > 0 && sds.some((x) => x > 0)) {
+      // Root mean square, not the median: when most candidates tie the best on every question their sd is 0, and a
+      // median of 0 would claim that any difference is detectable.
+      diffSd = Math.sqrt(sds.reduce((a, x) => a + x * x, 0) / sds.length);
+      basis = `root mean square of the sd of the per-question differences between the best and the ${comparisons.length} other candidate(s)`;
     } else {
       const bestVals = columns[colIndex.get(`${best.index}\u0000${result.primaryMetric}`)!].values;
       diffSd = Math.SQRT2 * sampleSd(Array.from(bestVals));
-      basis = '√2 × sd of the best row (no other candidate to pair with; assumes uncorrelated rows)';
+      basis = '√2 × sd of the best row (no other candidate differs from it question by question; assumes uncorrelated rows)';
     }
-    const value = minimumDetectableDifference(diffSd, n, { alpha, power: 0.8 });
-    mdd = { value, diffSd, n, alpha, power: 0.8, basis };
+    if (diffSd > 0) {
+      const value = minimumDetectableDifference(diffSd, n, { alpha, power: 0.8 });
+      mdd = { value, diffSd, n, alpha, power: 0.8, basis };
+    }
   }
   if (n < 30) {
     const detect =
       mdd === null
         ? ''
         : `: with ${n} questions a paired comparison detects (80% power, α = ${alpha}) only differences of about ` +
-          `${(mdd.value * 100).toFixed(1)} points of ${result.primaryMetric} or more (normal approximation, sd of paired differences ${mdd.diffSd.toFixed(3)})`;
+          `${mdd.value.toFixed(3)} in ${result.primaryMetric} (${(mdd.value * 100).toFixed(1)} points) or more (normal approximation, sd of paired differences ${mdd.diffSd.toFixed(3)})`;
     warnings.push(`only ${n} judged question(s), fewer than 30${detect}; treat small differences as noise`);
   }
   if (result.excluded.length > 0) {

@@ -87,11 +87,18 @@ export function evidenceSection(result: SweepResult): EvidenceSection | null {
     ],
     rows,
   };
+  const family = result.primaryMetric.split('@')[0];
+  const caveat = ['recall', 'hit_rate'].includes(family)
+    ? ''
+    : ` Caution: the primary metric ${result.primaryMetric} counts relevant chunks, and how many chunks a passage is cut ` +
+      `into depends on the chunk size, so it does not compare chunk sizes fairly; recall (spans found), hit rate and the ` +
+      `budget columns below do.`;
   return {
     intro:
       'Scored at the evidence level: labels are the evidence passages themselves, projected onto every chunking, so chunk ' +
       'sizes are compared on equal terms. Whole documents trivially contain their evidence; compare chunk sizes by ' +
-      'evidence recall at equal token budget, not by recall@k alone.',
+      'evidence recall at equal token budget, not by recall@k alone.' +
+      caveat,
     projection,
     budget,
   };

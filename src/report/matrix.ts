@@ -32,6 +32,28 @@ export const MATRIX_COLUMNS: readonly string[] = Object.freeze([
 
 type Cell = string | number | null;
 
+/** Evidence-level families at the row's k (level: evidence only), after the standard columns. */
+const EVIDENCE_FAMILIES = ['evidence_recall', 'evidence_precision', 'evidence_iou', 'tokens'] as const;
+
+/** Token budgets found in the rows' means (`evidence_recall@512t` → 512), ascending. */
+function budgetsOf(result: SweepResult): number[] {
+  const set = new Set<number>();
+  for (const r of result.configs) for (const name of Object.keys(r.means)) {
+    const m = /^evidence_recall@(\d+)t$/.exec(name);
+    if (m) set.add(Number(m[1]));
+  }
+  return [...set].sort((a, b) => a - b);
+}
+
+/**
+ * The CSV header for this sweep: {@link MATRIX_COLUMNS}, plus at level `evidence` the evidence families at the row's
+ * k (`evidence_recall`, `evidence_precision`, `evidence_iou`, `tokens`) and `evidence_recall_<B>t` per token budget.
+ */
+export function matrixColumns(result: SweepResult): string[] {
+  if (result.level !== 'evidence') return [...MATRIX_COLUMNS];
+  return [...MATRIX_COLUMNS, ...EVIDENCE_FAMILIES, ...budgetsOf(result).map((b) => `evidence_recall_${b}t`)];
+}
+
 /** One matrix row as JSON values (numbers stay numbers), plus `metrics` and `ci` keyed by canonical name. */
 export interface MatrixRow {
   [column: string]: Cell | Record<string, number> | Record<string, [number, number]>;
@@ -41,6 +63,7 @@ export interface MatrixRow {
 
 /** Builds the rows shared by the CSV and JSON files. */
 export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[] {
+  const budgets = budgetsOf(result);
   return result.configs.map((row, i) => {
     const c = row.config;
     const ra = analysis.rows[i] && analysis.rows[i].id === c.id ? analysis.rows[i] : undefined;
@@ -75,6 +98,10 @@ export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[]
       out[`${f}_ci_high`] = pair ? pair[1] : null;
     }
     out.tier = ra?.tier ?? row.tier ?? null;
+    if (result.level === 'evidence') {
+      for (const f of EVIDENCE_FAMILIES) out[f] = num(row.means[`${f}@${c.k}`]);
+      for (const b of budgets) out[`evidence_recall_${b}t`] = num(row.means[`evidence_recall@${b}t`]);
+    }
     return out;
   });
 }
@@ -92,16 +119,18 @@ export function csvField(v: Cell): string {
 
 /** `matrix.csv`: header plus one line per configuration, `\n` line ends, trailing newline. */
 export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string {
-  const lines = [MATRIX_COLUMNS.join(',')];
-  for (const r of matrixRows(result, analysis)) lines.push(MATRIX_COLUMNS.map((col) => csvField(r[col] as Cell)).join(','));
+  const columns = matrixColumns(result);
+  const lines = [columns.join(',')];
+  for (const r of matrixRows(result, analysis)) lines.push(columns.map((col) => csvField(r[col] as Cell)).join(','));
   return `${lines.join('\n')}\n`;
 }
 
 /** `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. */
 export function renderMatrixJson(result: SweepResult, analysis: Analysis): string {
+  const columns = matrixColumns(result);
   const rows = matrixRows(result, analysis).map((r) => {
     const o: Record<string, unknown> = {};
-    for (const col of MATRIX_COLUMNS) o[col] = r[col];
+    for (const col of columns) o[col] = r[col];
     o.metrics = r.metrics;
     o.ci = r.ci;
     return o;

@@ -119,13 +119,35 @@ describe('analyze: best, comparisons and tiers', () => {
     const a = analyze(result);
     const sdB = sd(B.map((x, j) => x - A[j]));
     const sdC = sd(C.map((x, j) => x - A[j]));
-    const med = (sdB + sdC) / 2; // median of two values
-    const expected = ((normalQuantile(0.975) + normalQuantile(0.8)) * med) / Math.sqrt(10);
-    expect(a.mdd?.diffSd).toBeCloseTo(med, 10);
+    const rms = Math.sqrt((sdB * sdB + sdC * sdC) / 2); // root mean square of the two paired sds
+    const expected = ((normalQuantile(0.975) + normalQuantile(0.8)) * rms) / Math.sqrt(10);
+    expect(a.mdd?.diffSd).toBeCloseTo(rms, 10);
     expect(a.mdd?.value).toBeCloseTo(expected, 10);
     const w = a.warnings.find((x) => x.includes('fewer than 30'));
     expect(w).toBeDefined();
     expect(w).toContain(`${(expected * 100).toFixed(1)} points`);
+  });
+
+  it('the minimum detectable difference never collapses to 0 when most candidates tie the best', () => {
+    // Best A; B and D equal A on every question (sd of differences 0); E differs. The median of the sds {0, 0, sdE}
+    // is 0, which would claim any difference is detectable; the root mean square is sdE / sqrt(3).
+    const qs = Array.from({ length: 10 }, (_, j) => question(`q${j}`, { [`d${j}.md`]: 1 }));
+    const A = [1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5];
+    const E = [0, 1, 0, 1, 0, 1, 0, 1, 0, 1];
+    const result = sweep(
+      qs,
+      [
+        row(spec({ chunkingKey: 'none', mode: 'keyword', k: 5 }), qs, { ndcg: A }),
+        row(spec({ chunkingKey: 'cs128-ov0', mode: 'keyword', k: 5 }), qs, { ndcg: A }),
+        row(spec({ chunkingKey: 'cs256-ov0', mode: 'keyword', k: 5 }), qs, { ndcg: A }),
+        row(spec({ chunkingKey: 'cs512-ov0', mode: 'keyword', k: 5 }), qs, { ndcg: E }),
+      ],
+      { primaryMetric: 'ndcg@5' },
+    );
+    const a = analyze(result);
+    const sdE = sd(E.map((x, j) => x - A[j]));
+    expect(a.mdd!.diffSd).toBeCloseTo(sdE / Math.sqrt(3), 10);
+    expect(a.mdd!.value).toBeCloseTo(((normalQuantile(0.975) + normalQuantile(0.8)) * (sdE / Math.sqrt(3))) / Math.sqrt(10), 10);
   });
 
   it('30 or more questions: no small-sample warning', () => {

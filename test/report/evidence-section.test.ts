@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evidenceSection } from '../../src/report/evidence.js';
+import { matrixColumns, MATRIX_COLUMNS } from '../../src/report/matrix.js';
 import type { ConfigResult, SweepResult } from '../../src/types.js';
 
 function row(id: string, k: number, means: Record<string, number>): ConfigResult {
@@ -65,5 +66,18 @@ describe('evidence section of the report', () => {
     ]);
     // 2/3 rounds to 0.667; 245.5 tokens prints with one decimal.
     expect(s.budget.rows).toEqual([['cs64-ov0.keyword.k5', '0.750', '0.667', '0.125', '0.100', '245.5', '0.500']]);
+  });
+});
+
+describe('matrix columns at the evidence level', () => {
+  it('adds the evidence families at the row k and one column per token budget', () => {
+    expect(matrixColumns(base)).toEqual([...MATRIX_COLUMNS, 'evidence_recall', 'evidence_precision', 'evidence_iou', 'tokens', 'evidence_recall_256t']);
+  });
+  it('adds nothing at the document level', () => {
+    expect(matrixColumns({ ...base, level: 'document' })).toEqual([...MATRIX_COLUMNS]);
+  });
+  it('warns when the primary metric counts chunks (ndcg) rather than spans', () => {
+    expect(evidenceSection({ ...base, primaryMetric: 'ndcg@5' })!.intro).toContain('does not compare chunk sizes fairly');
+    expect(evidenceSection(base)!.intro).not.toContain('does not compare chunk sizes fairly');
   });
 });
