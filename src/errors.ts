@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'MODEL_NOT_FOUND'
   | 'CACHE_FAILED'
   | 'RESULTS_INVALID'
+  | 'OUTPUT_INVALID'
+  | 'RUN_FAILED'
   | 'USAGE';
 
 /** Where in a file a problem is: a 1-based line, or a key path such as `chunking.overlap`. */

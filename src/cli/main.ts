@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadConfigFile } from '../config/schema.js';
 import { runSweep, type SweepEvent } from '../run/sweep.js';
-import { writeArtifacts, loadSweepResult } from '../run/artifacts.js';
+import { writeArtifacts, loadSweepResult, checkOutputDir } from '../run/artifacts.js';
 import { analyze, withStatistics } from '../report/analyze.js';
 import { renderReports } from '../report/render.js';
 import { compareSweeps } from '../report/compare.js';
@@ -69,7 +69,10 @@ function progressReporter(quiet: boolean): { onEvent: (e: SweepEvent) => void; s
 
 async function runCommand(configPath: string, opts: { out?: string; quiet?: boolean }): Promise<void> {
   const config = loadConfigFile(configPath);
+  if (opts.out !== undefined && opts.out.trim() === '')
+    throw new HarnessError('USAGE', '--out is empty', { remedy: 'pass a folder path, or leave --out out to write results/<name>' });
   const outDir = path.resolve(opts.out ?? path.join('results', config.name));
+  checkOutputDir(outDir);
   const progress = progressReporter(Boolean(opts.quiet));
   let swept;
   try {
@@ -147,6 +150,8 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .option('--seed <n>', 'random seed for the bootstrap and permutation test', '42')
     .action((a: string, b: string, opts: { json?: boolean; seed: string }) => {
+      if (!/^-?\d+$/.test(opts.seed))
+        throw new HarnessError('USAGE', `--seed must be a whole number (got ${opts.seed})`, { remedy: 'pass e.g. --seed 42' });
       const out = compareSweeps(loadSweepResult(a), loadSweepResult(b), { seed: Number(opts.seed) });
       process.stdout.write(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : out.text.endsWith('\n') ? out.text : `${out.text}\n`);
     });

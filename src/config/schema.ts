@@ -15,7 +15,7 @@
  * primaryMetric: ndcg@10
  * ```
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
@@ -38,6 +38,7 @@ export const configSchema = z
     name: z
       .string()
       .regex(/^[A-Za-z0-9._-]+$/, 'must use only letters, digits, ".", "_" and "-"')
+      .refine((n) => n !== '.' && n !== '..', 'must not be "." or ".." (it names the results folder results/<name>)')
       .default('sweep'),
     dataset: z.object({
       /** Dataset folder: `docs/` + `questions.jsonl`, or the BEIR layout. Relative to the config file. */
@@ -188,6 +189,8 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     const dup = <T>(xs: T[]) => xs.find((x, i) => xs.indexOf(x) !== i);
     const d1 = dup(c.topK);
     if (d1 !== undefined) out.push(['topK', `topK lists ${d1} twice`]);
+    const d5 = Array.isArray(c.chunking.overlap) ? dup(c.chunking.overlap) : undefined;
+    if (d5 !== undefined) out.push(['chunking.overlap', `chunking.overlap lists ${d5} twice`]);
     const d2 = dup(c.chunking.sizes);
     if (d2 !== undefined) out.push(['chunking.sizes', `chunking.sizes lists ${d2} twice`]);
     const d3 = dup(c.modes);
@@ -256,6 +259,12 @@ export function loadConfigFile(file: string): SweepConfig {
     throw new HarnessError('CONFIG_NOT_FOUND', `config file not found: ${path.resolve(file)}`, {
       location: { file },
       remedy: 'pass the path of a YAML config, e.g. configs/default.yaml',
+    });
+  }
+  if (!statSync(file).isFile()) {
+    throw new HarnessError('CONFIG_NOT_FOUND', `${path.resolve(file)} is a folder, not a config file`, {
+      location: { file },
+      remedy: 'pass the path of a YAML config file, e.g. configs/default.yaml',
     });
   }
   const text = readFileSync(file, 'utf8');

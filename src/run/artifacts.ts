@@ -11,7 +11,7 @@
  * - `questions.jsonl`: the scored questions as loaded (ids, text, labels, tags);
  * - `qrels.trec` and `runs/<config_id>.trec`: TREC files that reproduce every matrix value with trec_eval.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ConfigResult, ConfigSpec, Question, QueryDetail, SweepResult } from '../types.js';
 import { formatQrels, formatRun } from '../load/trec.js';
@@ -66,6 +66,59 @@ export function qrelsOf(questions: readonly Question[]): Map<string, Map<string,
   return qrels;
 }
 
+/** True when `dir` holds a results folder this tool wrote (its manifest.json names retrieval-sweep). */
+function isResultsFolder(dir: string): boolean {
+  try {
+    const m = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { tool?: unknown };
+    return m.tool === 'retrieval-sweep';
+  } catch {
+    return false;
+  }
+}
+
+function outputError(message: string, outDir: string, remedy: string, cause?: unknown): HarnessError {
+  return new HarnessError('OUTPUT_INVALID', message, { location: { file: outDir }, remedy, ...(cause ? { cause } : {}) });
+}
+
+/**
+ * Checks, before any work, that `outDir` can receive a results folder without destroying anything else: it must not
+ * exist, or be an empty folder, or be a results folder this tool wrote earlier (which is replaced); it must not be the
+ * working directory or one of its parents; and its parent must accept a new folder.
+ * @throws HarnessError('OUTPUT_INVALID') naming the path and what to do.
+ */
+export function checkOutputDir(outDir: string): void {
+  const target = path.resolve(outDir);
+  const cwd = process.cwd();
+  if (cwd === target || cwd.startsWith(target.endsWith(path.sep) ? target : target + path.sep)) {
+    throw outputError(`--out ${target} is the working directory or one of its parents`, outDir, 'pass a new folder such as results/my-run');
+  }
+  if (existsSync(target)) {
+    const st = statSync(target);
+    if (!st.isDirectory()) throw outputError(`--out ${target} is a file, not a folder`, outDir, 'pass a folder path that does not exist yet');
+    if (readdirSync(target).length > 0 && !isResultsFolder(target)) {
+      throw outputError(
+        `--out ${target} already exists and is not a retrieval-sweep results folder (no manifest.json of ours); refusing to replace it`,
+        outDir,
+        'pass a new or empty folder, or an earlier results folder to replace it',
+      );
+    }
+  }
+  const parent = path.dirname(target);
+  const probe = path.join(parent, `.${path.basename(target)}.probe-${process.pid}-${Date.now()}`);
+  try {
+    mkdirSync(parent, { recursive: true });
+    mkdirSync(probe);
+    rmSync(probe, { recursive: true, force: true });
+  } catch (e) {
+    throw outputError(
+      `cannot create the results folder under ${parent}: ${(e as NodeJS.ErrnoException).code ?? ''} ${(e as Error).message}`.trim(),
+      outDir,
+      'pass --out a folder in a writable place',
+      e,
+    );
+  }
+}
+
 /**
  * Writes every artifact of `result` into `outDir` atomically (temp folder + rename).
  * @param rendered the report files from `renderReports` (`matrix.csv`, `matrix.json`, `report.md`, `report.html`).
@@ -76,9 +129,9 @@ export function writeArtifacts(
   result: SweepResult,
   rendered: Record<string, string>,
 ): string[] {
+  checkOutputDir(outDir);
   const target = path.resolve(outDir);
   const parent = path.dirname(target);
-  mkdirSync(parent, { recursive: true });
   const tmp = path.join(parent, `.${path.basename(target)}.tmp-${process.pid}-${Date.now()}`);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -88,7 +141,7 @@ export function writeArtifacts(
     written.push(path.join(target, name));
   };
   try {
-    mkdirSync(tmp, { recursive: true });
+    mkdirSync(tmp);
     for (const [name, text] of Object.entries(rendered)) if (name !== 'terminal') put(name, text);
     put('manifest.json', JSON.stringify(result.manifest, null, 2) + '\n');
     put(

@@ -33,7 +33,9 @@ import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, 
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
 import { ROW_FAMILIES } from '../config/schema.js';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
+import { HarnessError } from '../errors.js';
+import { locateModel } from '../embed/transformers.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -126,6 +128,24 @@ export async function runSweep(
     if (reason === null) scored.push(q);
     else excluded.push({ id: q.id, reason });
   }
+  if (scored.length === 0) {
+    const reasons = [...new Set(excluded.map((e) => e.reason))].join('; ');
+    throw new HarnessError(
+      'QUESTIONS_INVALID',
+      dataset.questions.length === 0
+        ? `the dataset has no questions to score`
+        : `none of the ${dataset.questions.length} question(s) can be scored at level ${config.level}: ${reasons}`,
+      {
+        location: { file: dataset.root },
+        remedy:
+          config.level === 'document'
+            ? `label at least one relevant document (grade ≥ ${threshold}) per question in questions.jsonl (or the BEIR qrels)`
+            : config.level === 'chunk'
+              ? 'give questions "chunks" labels, or use level: document'
+              : 'give questions "evidence" passages, or use level: document',
+      },
+    );
+  }
   if (excluded.length > 0)
     emit({
       kind: 'warning',
@@ -135,6 +155,7 @@ export async function runSweep(
         .join(', ')}${excluded.length > 10 ? ', ...' : ''}`,
     });
 
+  preflightModels(config);
   const grid = expandGrid(config);
   const maxK = Math.max(...config.topK);
   const needsKeyword = config.modes.includes('keyword') || config.modes.includes('hybrid');
@@ -223,6 +244,12 @@ export async function runSweep(
   timings.total_seconds = (performance.now() - tStart) / 1000;
 
   const failed = configs.filter((c) => c.status === 'failed');
+  if (failed.length === configs.length && configs.length > 0) {
+    const errors = [...new Set(failed.map((c) => c.error ?? 'unknown error'))];
+    throw new HarnessError('RUN_FAILED', `every configuration failed:\n  - ${errors.slice(0, 5).join('\n  - ')}`, {
+      remedy: 'fix the cause above (often a model that cannot be loaded); nothing was written',
+    });
+  }
   if (failed.length > 0)
     emit({ kind: 'warning', message: `${failed.length} configuration(s) failed; see the failed rows in report.md` });
 
@@ -389,6 +416,26 @@ async function runModel(
     await provider.close();
   }
   return info;
+}
+
+/**
+ * Fails fast on models that cannot load: a transformers model with remote loading off whose folder does not exist is
+ * the user's mistake (exit 1, nothing run), not a failed row.
+ * @throws HarnessError('MODEL_NOT_FOUND') naming the folder it looked in.
+ */
+function preflightModels(config: SweepConfig): void {
+  if (!config.modes.some((m) => m !== 'keyword')) return;
+  for (const spec of config.embeddings) {
+    if (!spec.model.startsWith('transformers:') || spec.allowRemote) continue;
+    const loc = locateModel(spec.model, path.resolve(config.cacheDir));
+    if (!existsSync(loc.dir))
+      throw new HarnessError('MODEL_NOT_FOUND', `embedding model ${spec.model}: no model folder at ${loc.dir}`, {
+        remedy:
+          loc.kind === 'hub'
+            ? `put the model files (config.json, tokenizer.json, onnx/model.onnx) in ${loc.dir}, or set allowRemote: true for this model`
+            : 'check the path after transformers: (relative paths resolve against the working directory)',
+      });
+  }
 }
 
 /** Why a question cannot be scored at `level` (null when it can). */

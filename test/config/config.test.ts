@@ -90,6 +90,19 @@ describe('config schema', () => {
     expect(e.message).toContain('hybrid.depth (5) must be at least the largest topK (10)');
   });
 
+  it('rejects "." and ".." as a name (they would name results/ itself or its parent)', () => {
+    expect(configError({ ...base, name: '..' }).message).toContain('name: must not be "." or ".."');
+    expect(configError({ ...base, name: '.' }).message).toContain('name: must not be "." or ".."');
+  });
+
+  it('rejects an overlap listed twice (two identical configuration ids)', () => {
+    expect(configError({ ...base, chunking: { sizes: [8], overlap: [0, 0] } }).message).toContain('chunking.overlap lists 0 twice');
+  });
+
+  it('a config path that is a folder is CONFIG_NOT_FOUND, not a crash', () => {
+    expect(() => loadConfigFile(tmpdir())).toThrowError(expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }) as Error);
+  });
+
   it('reports every problem at once', () => {
     const e = configError({ ...base, topK: [0], chunking: { sizes: [4], overlap: 9 } });
     expect(e.message).toContain('topK.0');

@@ -1,10 +1,10 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/schema.js';
 import { runSweep } from '../../src/run/sweep.js';
-import { writeArtifacts, loadSweepResult, runRows, trecId } from '../../src/run/artifacts.js';
+import { writeArtifacts, loadSweepResult, runRows, trecId, checkOutputDir } from '../../src/run/artifacts.js';
 import { analyze, withStatistics } from '../../src/report/analyze.js';
 import { renderReports } from '../../src/report/render.js';
 import { readQrels, readRun } from '../../src/load/trec.js';
@@ -165,22 +165,94 @@ describe('bad input writes nothing', () => {
 });
 
 describe('a failing stage becomes failed rows, not a failed sweep', () => {
-  it('a model folder that does not exist fails its semantic rows; keyword rows still run', async () => {
-    const missing = path.join(mkdtempSync(path.join(tmpdir(), 'rs-nomodel-')), 'no-such-model');
+  /** A model folder that exists but holds no loadable model: the provider fails at load time. */
+  function brokenModelDir(): string {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-badmodel-')), 'broken-model');
+    mkdirSync(path.join(dir, 'onnx'), { recursive: true });
+    writeFileSync(path.join(dir, 'config.json'), '{}');
+    return dir;
+  }
+
+  it('a model that will not load fails its semantic rows; keyword rows still run', async () => {
+    const broken = brokenModelDir();
     const { result, dir } = await sweepAndWrite({
       chunking: { sizes: ['none'], overlap: 0 },
       modes: ['keyword', 'semantic'],
-      embeddings: [`transformers:${missing}`],
+      embeddings: [`transformers:${broken}`],
     });
     const failed = result.configs.filter((c) => c.status === 'failed');
     const ok = result.configs.filter((c) => c.status === 'ok');
     expect(ok.map((c) => c.config.mode)).toEqual(['keyword', 'keyword', 'keyword']);
     expect(failed.map((c) => c.config.mode)).toEqual(['semantic', 'semantic', 'semantic']);
-    expect(failed[0].error).toContain(missing);
+    expect(failed[0].error).toContain('broken-model');
     // Failed rows are in the matrix with their error, and have no run file.
     const csv = readFileSync(path.join(dir, 'matrix.csv'), 'utf8');
     expect(csv).toContain('failed');
     expect(existsSync(path.join(dir, 'runs', `${failed[0].config.id}.trec`))).toBe(false);
+  });
+
+  it('when every configuration fails, the sweep is an error (RUN_FAILED) and nothing is returned to write', async () => {
+    const broken = brokenModelDir();
+    const config = parseConfig({
+      dataset: { path: tiny },
+      modes: ['semantic'],
+      embeddings: [`transformers:${broken}`],
+      topK: [1],
+      primaryMetric: 'ndcg@1',
+      cacheDir: path.join(mkdtempSync(path.join(tmpdir(), 'rs-cache-')), 'c'),
+    });
+    await expect(runSweep(config)).rejects.toMatchObject({ code: 'RUN_FAILED' });
+  });
+
+  it('a transformers folder that does not exist (remote loading off) is the user\'s mistake: MODEL_NOT_FOUND before any work', async () => {
+    const missing = path.join(mkdtempSync(path.join(tmpdir(), 'rs-nomodel-')), 'no-such-model');
+    const config = parseConfig({
+      dataset: { path: tiny },
+      modes: ['keyword', 'semantic'],
+      embeddings: [`transformers:${missing}`],
+      topK: [1],
+      primaryMetric: 'ndcg@1',
+    });
+    await expect(runSweep(config)).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
+  });
+});
+
+describe('no question to score is an error, not an empty report', () => {
+  it('questions whose labels are all grade 0 give QUESTIONS_INVALID', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'rs-noq-'));
+    mkdirSync(path.join(root, 'docs'));
+    writeFileSync(path.join(root, 'docs', 'a.md'), 'Alpha text.');
+    writeFileSync(path.join(root, 'questions.jsonl'), '{"id": "q1", "question": "alpha", "relevant": {"a.md": 0}}\n');
+    const config = parseConfig({ dataset: { path: root }, modes: ['keyword'], topK: [1], primaryMetric: 'ndcg@1' });
+    await expect(runSweep(config)).rejects.toMatchObject({ code: 'QUESTIONS_INVALID' });
+  });
+});
+
+describe('the results folder never replaces what is not ours', () => {
+  it('refuses a file, a non-empty foreign folder and the working directory; accepts new, empty and earlier results folders', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'rs-outchk-'));
+    const file = path.join(root, 'precious.txt');
+    writeFileSync(file, 'keep me');
+    const foreign = path.join(root, 'thesis');
+    mkdirSync(foreign);
+    writeFileSync(path.join(foreign, 'chapter1.txt'), 'keep me too');
+    const empty = path.join(root, 'empty');
+    mkdirSync(empty);
+    const earlier = path.join(root, 'earlier');
+    mkdirSync(earlier);
+    writeFileSync(path.join(earlier, 'manifest.json'), JSON.stringify({ tool: 'retrieval-sweep' }));
+    for (const bad of [file, foreign, process.cwd(), path.dirname(process.cwd())])
+      expect(() => checkOutputDir(bad)).toThrowError(expect.objectContaining({ code: 'OUTPUT_INVALID' }) as Error);
+    for (const good of [path.join(root, 'new'), empty, earlier]) expect(() => checkOutputDir(good)).not.toThrow();
+    expect(readFileSync(file, 'utf8')).toBe('keep me');
+    expect(readFileSync(path.join(foreign, 'chapter1.txt'), 'utf8')).toBe('keep me too');
+  });
+
+  it('refuses a folder whose parent cannot take a new folder', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'rs-outchk-'));
+    const file = path.join(root, 'a-file');
+    writeFileSync(file, '');
+    expect(() => checkOutputDir(path.join(file, 'sub', 'out'))).toThrowError(expect.objectContaining({ code: 'OUTPUT_INVALID' }) as Error);
   });
 });
 
