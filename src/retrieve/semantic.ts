@@ -4,7 +4,7 @@
  * Build: every vector is L2-normalised (norm computed in float64) and copied into one contiguous row-major float32
  * matrix of n rows, each padded with zeros to a stride dp = d rounded up to a multiple of 16. A zero vector stays zero:
  * its cosine with every query is 0.
- * Search: the query is L2-normalised the same way (a zero query scores 0 with everything); each row's score is its dot
+ * Search: the query is L2-normalised the same way (a zero query returns no results); each row's score is its dot
  * product with the query, cos(q, v) = q·v / (|q| |v|), in [-1, 1]. The top k are kept in a bounded heap ordered by
  * the project rule (score desc, then id desc), then returned via `rankByRule`.
  *
@@ -19,7 +19,7 @@
  */
 import { HarnessError } from '../errors.js';
 import type { Hit } from '../types.js';
-import { rankByRule } from './rank.js';
+import { compareCodePoints, rankByRule } from './rank.js';
 
 /** A built exact-cosine index. */
 export interface VectorIndex {
@@ -293,7 +293,10 @@ export function buildVectorIndex(
       }
       checkFinite(query, 'query vector');
       const qn = norm(query);
-      const inv = qn === 0 ? 0 : 1 / qn;
+      // A zero query vector (e.g. GloVe on a text with no known word) carries no information: every cosine would be 0
+      // and the "ranking" would be the tie rule's id order. Return nothing, as BM25 does for a query with no known term.
+      if (qn === 0) return [];
+      const inv = 1 / qn;
       for (let j = 0; j < d; j++) floats[qOffset + j] = query[j] * inv;
       dots();
       const scores = floats.subarray(outOffset, outOffset + n);
@@ -304,7 +307,7 @@ export function buildVectorIndex(
       let size = 0;
       // true when row a ranks below row b under the project rule (score desc, then id desc).
       const worse = (a: number, b: number): boolean =>
-        scores[a] < scores[b] || (scores[a] === scores[b] && idList[a] < idList[b]);
+        scores[a] < scores[b] || (scores[a] === scores[b] && compareCodePoints(idList[a], idList[b]) < 0);
       for (let i = 0; i < n; i++) {
         if (size < cap) {
           let pos = size++;
