@@ -152,7 +152,13 @@ export function buildProgram(): Command {
     .action((a: string, b: string, opts: { json?: boolean; seed: string }) => {
       if (!/^-?\d+$/.test(opts.seed))
         throw new HarnessError('USAGE', `--seed must be a whole number (got ${opts.seed})`, { remedy: 'pass e.g. --seed 42' });
-      const out = compareSweeps(loadSweepResult(a), loadSweepResult(b), { seed: Number(opts.seed) });
+      const ra = loadSweepResult(a);
+      const rb = loadSweepResult(b);
+      if (ra.level !== rb.level)
+        throw new HarnessError('USAGE', `${a} is scored at level ${ra.level} and ${b} at level ${rb.level}: their measures differ`, {
+          remedy: 'compare two sweeps scored at the same level',
+        });
+      const out = compareSweeps(ra, rb, { seed: Number(opts.seed) });
       process.stdout.write(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : out.text.endsWith('\n') ? out.text : `${out.text}\n`);
     });
   return program;

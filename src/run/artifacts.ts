@@ -209,21 +209,43 @@ export function loadSweepResult(dir: string): SweepResult {
         remedy: 'pass the folder a `retrieval-sweep run` wrote (results/<name> or its --out)',
       });
   }
-  const head = JSON.parse(readFileSync(path.join(dir, 'configs.json'), 'utf8')) as Omit<SweepResult, 'questions' | 'manifest'> & {
-    configs: ConfigResult[];
-  };
-  const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
-  const questions: Question[] = readFileSync(path.join(dir, 'questions.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l, i) => {
-      const o = JSON.parse(l) as { id: string; question: string; relevant: Record<string, number>; tags: string[]; evidence: Question['evidence'] };
-      return { id: o.id, text: o.question, relevant: o.relevant, tags: o.tags ?? [], evidence: o.evidence ?? [], line: i + 1 };
+  const damaged = (file: string, line: number | undefined, why: string) =>
+    new HarnessError('RESULTS_INVALID', `${file} is damaged: ${why}`, {
+      location: line === undefined ? { file } : { file, line },
+      remedy: 'run the sweep again to rewrite the results folder',
     });
+  const parse = <T>(text: string, file: string, line?: number): T => {
+    try {
+      return JSON.parse(text) as T;
+    } catch (e) {
+      throw damaged(file, line, (e as Error).message);
+    }
+  };
+  const readJson = <T>(name: string): T => parse<T>(readFileSync(path.join(dir, name), 'utf8'), path.join(dir, name));
+  const readLines = <T>(name: string): { value: T; line: number }[] => {
+    const file = path.join(dir, name);
+    const out: { value: T; line: number }[] = [];
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((l, i) => {
+        if (l.trim() !== '') out.push({ value: parse<T>(l, file, i + 1), line: i + 1 });
+      });
+    return out;
+  };
+  const head = readJson<Omit<SweepResult, 'questions' | 'manifest'> & { configs: ConfigResult[] }>('configs.json');
+  if (!head || !Array.isArray(head.configs) || typeof head.primaryMetric !== 'string')
+    throw damaged(path.join(dir, 'configs.json'), undefined, 'it lacks "configs" or "primaryMetric"');
+  const manifest = readJson<Record<string, unknown>>('manifest.json');
+  const questions: Question[] = readLines<{ id: string; question: string; relevant: Record<string, number>; tags: string[]; evidence: Question['evidence'] }>(
+    'questions.jsonl',
+  ).map(({ value: o, line }) => {
+    if (typeof o?.id !== 'string' || typeof o.relevant !== 'object') throw damaged(path.join(dir, 'questions.jsonl'), line, 'a line lacks "id" or "relevant"');
+    return { id: o.id, text: o.question, relevant: o.relevant, tags: o.tags ?? [], evidence: o.evidence ?? [], line };
+  });
   const byConfig = new Map<string, QueryDetail[]>();
-  for (const l of readFileSync(path.join(dir, 'per-query.jsonl'), 'utf8').split('\n')) {
-    if (l.trim() === '') continue;
-    const o = JSON.parse(l) as PerQueryLine;
+  for (const { value: o, line } of readLines<PerQueryLine>('per-query.jsonl')) {
+    if (typeof o?.config_id !== 'string' || !Array.isArray(o.retrieved))
+      throw damaged(path.join(dir, 'per-query.jsonl'), line, 'a line lacks "config_id" or "retrieved"');
     let list = byConfig.get(o.config_id);
     if (!list) byConfig.set(o.config_id, (list = []));
     list.push({

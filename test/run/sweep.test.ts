@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/schema.js';
@@ -112,6 +112,23 @@ describe('sweep end to end on a tiny folder (keyword mode)', () => {
     expect(back.configs.map((c) => c.config.id)).toEqual(result.configs.map((c) => c.config.id));
     expect(back.configs[2].perQuery).toEqual(result.configs[2].perQuery);
     expect(back.questions.map((q) => q.id)).toEqual(result.questions.map((q) => q.id));
+  });
+
+  it('a damaged results folder is RESULTS_INVALID naming the file and line, not a crash', () => {
+    const copy = path.join(mkdtempSync(path.join(tmpdir(), 'rs-damaged-')), 'r');
+    cpSync(dir, copy, { recursive: true });
+    const pq = path.join(copy, 'per-query.jsonl');
+    const lines = readFileSync(pq, 'utf8').trimEnd().split('\n');
+    lines[lines.length - 1] = lines[lines.length - 1].slice(0, 20); // a truncated last line
+    writeFileSync(pq, lines.join('\n') + '\n');
+    try {
+      loadSweepResult(copy);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toMatchObject({ code: 'RESULTS_INVALID', location: { file: pq, line: lines.length } });
+    }
+    writeFileSync(path.join(copy, 'configs.json'), '{}');
+    expect(() => loadSweepResult(copy)).toThrowError(expect.objectContaining({ code: 'RESULTS_INVALID' }) as Error);
   });
 
   it('the manifest records the tie rule, BM25 parameters, fingerprint and package versions', () => {
