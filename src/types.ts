@@ -165,4 +165,9 @@ export interface SweepResult {
   excluded: { id: string; reason: string }[];
   /** The manifest written next to the results (resolved config, fingerprint, versions, ...). */
   manifest: Record<string, unknown>;
+  /**
+   * At levels `chunk` and `evidence`: the chunk-level judgements each row was scored against, per chunking key, then
+   * question id, then chunk id → grade (evidence: the projected grades). Written as `qrels/<chunking>.trec`.
+   */
+  chunkQrels?: Record<string, Record<string, Record<string, number>>>;
 }

@@ -9,11 +9,13 @@
  * - `report.md`, `report.html`: the decision report;
  * - `manifest.json`: resolved config, dataset fingerprint, package and model versions, BM25 parameters, tie rule;
  * - `questions.jsonl`: the scored questions as loaded (ids, text, labels, tags);
- * - `qrels.trec` and `runs/<config_id>.trec`: TREC files that reproduce every matrix value with trec_eval.
+ * - `qrels.trec` (level document) or `qrels/<chunking>.trec` (levels chunk and evidence: chunk ids, evidence grades
+ *   projected onto that chunking) and `runs/<config_id>.trec`: TREC files that reproduce the matrix with trec_eval
+ *   (at the evidence level every measure but recall, which counts evidence spans, and the character/token measures).
  */
 import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { ConfigResult, ConfigSpec, Question, QueryDetail, SweepResult } from '../types.js';
+import type { ConfigResult, ConfigSpec, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import { formatQrels, formatRun } from '../load/trec.js';
 import { HarnessError } from '../errors.js';
 
@@ -36,12 +38,13 @@ export interface PerQueryLine {
  * `k + 1 - rank`, so trec_eval's (score descending, docno descending) order is exactly the scored order; the
  * retrievers' own scores are in per-query.jsonl.
  */
-export function runRows(row: ConfigResult): { qid: string; docno: string; rank: number; score: number }[] {
+export function runRows(row: ConfigResult, level: Level = 'document'): { qid: string; docno: string; rank: number; score: number }[] {
   const out: { qid: string; docno: string; rank: number; score: number }[] = [];
   for (const q of row.perQuery) {
     const seen = new Set<string>();
     q.retrieved.forEach((r, i) => {
-      const docno = seen.has(r.docId) ? r.chunkId : r.docId;
+      // At the chunk and evidence levels the scored items are chunks: the docno is the chunk id.
+      const docno = level !== 'document' ? r.chunkId : seen.has(r.docId) ? r.chunkId : r.docId;
       seen.add(r.docId);
       out.push({ qid: trecId(q.qid), docno: trecId(docno), rank: i + 1, score: row.config.k + 1 - (i + 1) });
     });
@@ -168,10 +171,16 @@ export function writeArtifacts(
         1,
       ) + '\n',
     );
-    put('qrels.trec', formatQrels(qrelsOf(result.questions)));
+    if (result.level === 'document') put('qrels.trec', formatQrels(qrelsOf(result.questions)));
+    for (const [key, perQuestion] of Object.entries(result.chunkQrels ?? {})) {
+      const qrels = new Map<string, Map<string, number>>();
+      for (const [qid, grades] of Object.entries(perQuestion))
+        qrels.set(trecId(qid), new Map(Object.entries(grades).map(([c, g]) => [trecId(c), g])));
+      put(path.join('qrels', `${key}.trec`), formatQrels(qrels));
+    }
     for (const row of result.configs) {
       if (row.status !== 'ok') continue;
-      put(path.join('runs', `${row.config.id}.trec`), formatRun(runRows(row), row.config.id));
+      put(path.join('runs', `${row.config.id}.trec`), formatRun(runRows(row, result.level), row.config.id));
     }
     const old = `${target}.old-${process.pid}-${Date.now()}`;
     if (existsSync(target)) renameSync(target, old);

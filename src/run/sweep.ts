@@ -304,6 +304,7 @@ export async function runSweep(
     questions: scored,
     excluded,
     manifest,
+    ...(config.level === 'document' ? {} : { chunkQrels: scorer.chunkQrels() }),
   };
   return { result, timings };
 }
@@ -452,6 +453,8 @@ interface Scorer {
   /** `full` is the question's whole stored list (up to the largest k); the row scores its first `k`. */
   score(stage: ChunkingStage, j: number, full: Hit[], k: number): { values: Record<string, number>; firstRelevantRank: number | null };
   projectionStats(): Record<string, ProjectionStats>;
+  /** Chunk-level judgements per chunking key, question id and chunk id (levels chunk and evidence; {} otherwise). */
+  chunkQrels(): Record<string, Record<string, Record<string, number>>>;
 }
 
 function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Question[]): Scorer {
@@ -473,6 +476,12 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
         return scorePrepared(ids, prepared[j], planAt(k));
       },
       projectionStats: () => ({}),
+      chunkQrels() {
+        if (config.level !== 'chunk') return {};
+        const out: Record<string, Record<string, Record<string, number>>> = {};
+        for (const st of stages) if (!st.error) out[st.key] = Object.fromEntries(scored.map((q) => [q.id, { ...(q.chunkLabels ?? {}) }]));
+        return out;
+      },
     };
   }
   // Evidence level: project every question's spans onto each chunking once.
@@ -515,6 +524,15 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
     projectionStats() {
       const out: Record<string, ProjectionStats> = {};
       for (const st of stages) if (!st.error) out[st.key] = projectionStats(projectionsOf(st));
+      return out;
+    },
+    chunkQrels() {
+      const out: Record<string, Record<string, Record<string, number>>> = {};
+      for (const st of stages) {
+        if (st.error) continue;
+        const p = projectionsOf(st);
+        out[st.key] = Object.fromEntries(scored.map((q, j) => [q.id, { ...p[j].chunkGrades }]));
+      }
       return out;
     },
   };

@@ -161,6 +161,20 @@ describe('evidence level on the tiny folder', () => {
     const stats = (result.manifest.evidence as { projection: Record<string, { spans: number }> }).projection;
     expect(stats['cs16-ov4'].spans).toBe(5);
   });
+
+  it('exports chunk-level qrels per chunking and chunk-id runs that reproduce every trec_eval measure', async () => {
+    const { result, dir } = await sweepAndWrite({ level: 'evidence' });
+    expect(existsSync(path.join(dir, 'qrels.trec'))).toBe(false);
+    for (const row of result.configs) {
+      const qrels = readQrels(path.join(dir, 'qrels', `${row.config.chunkingKey}.trec`));
+      const run = readRun(path.join(dir, 'runs', `${row.config.id}.trec`));
+      // recall at this level counts evidence spans found, which is not a trec_eval measure; the rest must agree.
+      const names = Object.keys(row.means).filter((n) => /^(hit_rate|precision|mrr|ndcg|ndcg_exp|map)@\d+$/.test(n));
+      expect(names.length).toBe(6);
+      const ev = evaluate(qrels, run, names.map(parseMeasure));
+      for (const n of names) expect(ev.mean[n]).toBeCloseTo(row.means[n], 12);
+    }
+  });
 });
 
 describe('bad input writes nothing', () => {
