@@ -403,8 +403,11 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     const detect =
       mdd === null
         ? ''
-        : `: with ${n} questions a paired comparison detects (80% power, α = ${alpha}) only differences of about ` +
-          `${mdd.value.toFixed(3)} in ${result.primaryMetric} (${(mdd.value * 100).toFixed(1)} points) or more (normal approximation, sd of paired differences ${mdd.diffSd.toFixed(3)})`;
+        : mdd.value >= 1
+          ? `: with ${n} questions a paired comparison cannot reliably detect any difference in ${result.primaryMetric} ` +
+            `(the detectable difference, ${mdd.value.toFixed(2)}, exceeds the metric's whole range; sd of paired differences ${mdd.diffSd.toFixed(3)})`
+          : `: with ${n} questions a paired comparison detects (80% power, α = ${alpha}) only differences of about ` +
+            `${mdd.value.toFixed(3)} in ${result.primaryMetric} (${(mdd.value * 100).toFixed(1)} points) or more (normal approximation, sd of paired differences ${mdd.diffSd.toFixed(3)})`;
     warnings.push(`only ${n} judged question(s), fewer than 30${detect}; treat small differences as noise`);
   }
   if (result.excluded.length > 0) {

@@ -255,7 +255,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   // Recommendation.
   body.push('<section id="recommendation"><h2>Recommendation</h2><div class="rec">');
   for (const l of recommendationText(result, analysis, { id: (s) => `<strong>${codeId(s)}</strong>`, text: h })) body.push(`<p>${l}</p>`);
-  if (analysis.mdd)
+  if (analysis.mdd && analysis.mdd.value < 1)
     body.push(
       `<p>With ${analysis.questions} questions, a paired comparison detects a difference of about ${fmt3(analysis.mdd.value)} in ${h(pm)} ` +
         `(80% power, α = ${analysis.alpha}; ${h(analysis.mdd.basis)}).</p>`,

@@ -106,7 +106,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
 
   out.push('## Recommendation', '');
   out.push(recommendationText(result, analysis, { id: (s) => `**${code(s)}**`, text: escapeMd }).join(' '), '');
-  if (analysis.mdd)
+  if (analysis.mdd && analysis.mdd.value < 1)
     out.push(
       `With ${analysis.questions} questions, a paired comparison detects a difference of about ${fmt3(analysis.mdd.value)} in ${pm} ` +
         `(80% power, α = ${analysis.alpha}; normal approximation, ${escapeMd(analysis.mdd.basis)}). Smaller differences are not resolved.`,
