@@ -4,19 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
 import { loadBeir } from '../../src/load/beir.js';
+import { rejection } from '../helpers/errors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '../fixtures/load');
 
-async function rejection(p: Promise<unknown>): Promise<HarnessError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isHarnessError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a HarnessError');
-}
 
 describe('loadBeir', () => {
   it.each(['beir-header', 'beir-noheader'])('%s: qrels with or without a header line load the same', async (name) => {

@@ -5,19 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
 import { fingerprintDataset, loadDataset } from '../../src/load/dataset.js';
 import type { Doc, Question } from '../../src/types.js';
+import { rejection } from '../helpers/errors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '../fixtures/load');
 
-async function rejection(p: Promise<unknown>): Promise<HarnessError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isHarnessError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a HarnessError');
-}
 
 describe('loadDataset: folder layout (docs/ + questions.jsonl)', () => {
   it('relative path resolves against baseDir; name defaults to the folder name; skipped files warned', async () => {

@@ -4,20 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
 import { DOCUMENT_UNREADABLE, loadDocumentFolder, scanDocumentFolder } from '../../src/load/documents.js';
+import { rejection } from '../helpers/errors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '../fixtures/load');
 const docsDir = path.join(fixtures, 'folder/docs');
 
-async function rejection(p: Promise<unknown>): Promise<HarnessError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isHarnessError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a HarnessError');
-}
 
 describe('loadDocumentFolder', () => {
   it('reads md, txt, html, pdf and docx; ids are relative paths with /, sorted by code units; hidden skipped', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
 import { normaliseDocId, parseQuestions, type LabelPolicy } from '../../src/load/questions.js';
 import type { Doc } from '../../src/types.js';
+import { thrown } from '../helpers/errors.js';
 
 const FILE = 'questions.jsonl';
 
@@ -26,15 +27,6 @@ function parse(text: string, labels?: LabelPolicy) {
   return parseQuestions(text, FILE, DOCS, labels === undefined ? {} : { labels });
 }
 
-function thrown(fn: () => unknown): HarnessError {
-  try {
-    fn();
-  } catch (e) {
-    if (isHarnessError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a HarnessError');
-}
 
 describe('parseQuestions: shape', () => {
   it('reads relevant as object (grades) and as array (grade 1 each), tags, chunks, 1-based lines; blank lines skipped', () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EVALUATE_MEASURES, runEvaluateCommand } from '../../src/cli/evaluate.js';
 import { isHarnessError } from '../../src/errors.js';
+import { thrown } from '../helpers/errors.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const conformance = path.resolve(repoRoot, '../shared/conformance');
@@ -18,14 +19,6 @@ const runPath = path.join(tmp, 'small.run');
 writeFileSync(qrelsPath, 'q1 0 a 1\nq2 0 b 0\nq3 0 c 1\n');
 writeFileSync(runPath, 'q1 Q0 x 1 2 t\nq1 Q0 a 2 1 t\nzz Q0 a 1 1 t\n');
 
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
 
 describe('evaluate command', () => {
   it('default measures: hit_rate, recall, precision, mrr, ndcg, map at 1, 3, 5, 10 and r_precision', () => {

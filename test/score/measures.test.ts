@@ -9,15 +9,8 @@ import {
   measuresAtK,
   parseMeasure,
 } from '../../src/score/measures.js';
+import { thrown } from '../helpers/errors.js';
 
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
 
 describe('measure names', () => {
   it('parses each family with its cutoff', () => {

@@ -6,16 +6,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HarnessError, isHarnessError } from '../../src/errors.js';
 import { formatQrels, formatRun, parseQrels, parseRun, readQrels, readRun } from '../../src/load/trec.js';
+import { thrown } from '../helpers/errors.js';
 
-function thrown(f: () => unknown): HarnessError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof HarnessError) return e;
-    throw e;
-  }
-  throw new Error('expected a HarnessError');
-}
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'rs-trec-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
