@@ -5,7 +5,8 @@
  *
  * Options:
  *   --out DIR             where bench.json goes (required)
- *   --others N            corpus subset: judged documents + the first N others in id order (default: whole corpus)
+ *   --others N|all        corpus subset: the documents judged relevant for the questions + the first N others in id
+ *                         order (default 717, i.e. 283 + 717 = 1,000 of SciFact's 5,183 abstracts); `all` = whole corpus
  *   --questions N         first N test questions (default: all 300)
  *   --naive-sizes LIST    chunkings the naive loop measures, e.g. `none` or `none,128,256` (default: all three);
  *                         fewer than all → naive_seconds is scaled linearly by configurations
@@ -25,6 +26,13 @@ import { BENCH_GRID } from './setup.js';
 import { compareMeans, compareRankings } from './naive.js';
 import type { NaiveParams, NaivePhaseResult, SweepParams, SweepPhaseResult } from './phases.js';
 
+/**
+ * Default subset: judged documents plus this many others. A cold run of the whole SciFact grid embeds 28,911 distinct
+ * texts with use-lite at about 24 texts/s on 2 cores, about 20 minutes, and the naive loop needs about 4.5 times that;
+ * the default keeps the whole bench near half an hour. See docs/bench.md.
+ */
+const DEFAULT_OTHERS = 717;
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
 
@@ -38,7 +46,7 @@ interface Args {
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N|all] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache]\n`);
   process.exit(1);
 }
 
@@ -52,7 +60,7 @@ function parseSizes(v: string): (number | 'none')[] {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { out: '', others: null, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false };
+  const a: Args = { out: '', others: DEFAULT_OTHERS, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false };
   const int = (name: string, v: string | undefined, min: number): number => {
     const n = Number(v);
     if (v === undefined || !Number.isInteger(n) || n < min) usage(`${name} needs a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
@@ -61,7 +69,7 @@ function parseArgs(argv: string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     if (k === '--out') a.out = argv[++i] ?? usage('--out needs a folder');
-    else if (k === '--others') a.others = int('--others', argv[++i], 0);
+    else if (k === '--others') a.others = argv[i + 1] === 'all' ? (i++, null) : int('--others', argv[++i], 0);
     else if (k === '--questions') a.questions = int('--questions', argv[++i], 1);
     else if (k === '--naive-sizes') a.naiveSizes = parseSizes(argv[++i] ?? usage('--naive-sizes needs a list'));
     else if (k === '--skip-naive') a.skipNaive = true;
@@ -72,12 +80,32 @@ function parseArgs(argv: string[]): Args {
   return a;
 }
 
+/** Busy CPU seconds of the whole machine since boot (all cores), from /proc/stat; null when it cannot be read. */
+function machineBusySeconds(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait; USER_HZ is 100 on Linux
+    const busy = f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] ?? 0);
+    return busy / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Per phase: wall seconds (spawn to exit), CPU seconds of the phase's process since it started, and CPU seconds used
+ * by everything else on the machine meanwhile (tsx's esbuild helper process included, about 1 s).
+ */
+const cpuLog: Record<string, { wall_seconds: number; own_cpu_seconds: number; other_cpu_seconds: number | null }> = {};
+
 /** Runs one phase in a child process (same node and tsx loader as this one) and returns its JSON result. */
-async function phase<T>(name: string, params: unknown, workDir: string, tag: string): Promise<T> {
+async function phase<T extends { memory?: { process_cpu_seconds: number } }>(name: string, params: unknown, workDir: string, tag: string): Promise<T> {
   const paramsFile = path.join(workDir, `${tag}.params.json`);
   const resultFile = path.join(workDir, `${tag}.result.json`);
   writeFileSync(paramsFile, JSON.stringify(params));
   const started = Date.now();
+  const busy0 = machineBusySeconds();
   process.stderr.write(`bench: ${tag} ...\n`);
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--phase', name, paramsFile, resultFile], {
@@ -88,8 +116,17 @@ async function phase<T>(name: string, params: unknown, workDir: string, tag: str
     child.on('exit', (c) => resolve(c));
   });
   if (code !== 0) throw new Error(`bench phase ${tag} exited with code ${code}`);
-  process.stderr.write(`bench: ${tag} done in ${((Date.now() - started) / 1000).toFixed(1)} s (process included)\n`);
-  return JSON.parse(readFileSync(resultFile, 'utf8')) as T;
+  const busy1 = machineBusySeconds();
+  const wall = (Date.now() - started) / 1000;
+  const result = JSON.parse(readFileSync(resultFile, 'utf8')) as T;
+  const own = result.memory?.process_cpu_seconds ?? 0;
+  cpuLog[tag] = {
+    wall_seconds: round(wall, 1),
+    own_cpu_seconds: round(own, 1),
+    other_cpu_seconds: busy0 === null || busy1 === null ? null : round(Math.max(0, busy1 - busy0 - own), 1),
+  };
+  process.stderr.write(`bench: ${tag} done in ${wall.toFixed(1)} s (process included); CPU ${JSON.stringify(cpuLog[tag])}\n`);
+  return result;
 }
 
 const sum = (xs: number[]): number => xs.reduce((s, x) => s + x, 0);
@@ -153,7 +190,7 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   try {
     // 0. One-time GloVe JSON → binary table conversion, outside every timed run.
-    const glove = await phase<{ seconds: number; converted: boolean }>('glove-build', { cacheDir: coldCache }, workDir, 'glove-build');
+    const glove = await phase<{ seconds: number; converted: boolean; memory: { process_cpu_seconds: number } }>('glove-build', { cacheDir: coldCache }, workDir, 'glove-build');
 
     // 1. cold: empty embedding cache (the binary GloVe table is there).
     const sweepParams = (cacheDir: string, extra: Partial<SweepParams>): SweepParams => ({
@@ -334,6 +371,10 @@ async function main(): Promise<void> {
           ? { harness_semantic_cold: { load_and_subset: round(harnessSame.load_seconds), ...Object.fromEntries(Object.entries(harnessSame.timings).map(([k, v]) => [k, round(v)])) } }
           : {}),
       },
+      phase_cpu: cpuLog,
+      disturbed_phases: Object.entries(cpuLog)
+        .filter(([, c]) => c.other_cpu_seconds !== null && c.other_cpu_seconds > Math.max(5, 0.1 * c.wall_seconds))
+        .map(([tag]) => tag),
       warm_embedding: Object.fromEntries(embInfos(warm).map((e) => [e.label, { model_load_seconds: round(e.load_seconds ?? 0), cache_hits: e.cache_hits, cache_misses: e.cache_misses }])),
       node: process.version,
       platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
@@ -369,6 +410,9 @@ async function main(): Promise<void> {
     process.stdout.write(
       `SciFact bench${bench.subset ? ` (subset: ${bench.subset.docs} of ${bench.subset.corpusDocs} docs)` : ''}, ${bench.questions} questions, ${bench.grid.size} configurations\n` +
         lines.map(([a, b, c]) => `${a.padEnd(w)}  ${b.padEnd(v)}  ${c}`.trimEnd()).join('\n') +
+        (bench.disturbed_phases.length > 0
+          ? `\nWARNING: other processes used > 10% of a core (and > 5 CPU s) during: ${bench.disturbed_phases.join(', ')} (see phase_cpu); rerun on a quiet machine`
+          : '') +
         `\nwritten ${path.join(outDir, 'bench.json')}\n`,
     );
   } finally {

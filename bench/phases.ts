@@ -48,12 +48,16 @@ export interface NaiveParams extends DataParams {
   batchSize: number;
 }
 
-/** Memory figures of a phase's process, in MB (1 MB = 2^20 bytes). */
+/** Memory (MB, 1 MB = 2^20 bytes) and CPU figures of a phase's process. */
 export interface MemoryFigures {
   /** process.resourceUsage().maxRSS / 1024: the kernel's peak resident set (worker threads included). */
   peak_rss_mb: number;
   /** Largest process.memoryUsage().rss seen by a 250 ms sampler. */
   sampled_rss_mb: number;
+  /** process.cpuUsage() user + system seconds of the whole process (all threads), from the phase start. */
+  cpu_seconds: number;
+  /** The same since the process started (Node and tsx start-up included). */
+  process_cpu_seconds: number;
 }
 
 export interface SweepPhaseResult {
@@ -96,6 +100,7 @@ export interface NaivePhaseResult {
 
 function memorySampler(): { stop(): MemoryFigures } {
   let max = process.memoryUsage().rss;
+  const cpu0 = process.cpuUsage();
   const timer = setInterval(() => {
     const r = process.memoryUsage().rss;
     if (r > max) max = r;
@@ -105,7 +110,13 @@ function memorySampler(): { stop(): MemoryFigures } {
     stop() {
       clearInterval(timer);
       max = Math.max(max, process.memoryUsage().rss);
-      return { peak_rss_mb: process.resourceUsage().maxRSS / 1024, sampled_rss_mb: max / 2 ** 20 };
+      const cpu = process.cpuUsage(cpu0);
+      return {
+        peak_rss_mb: process.resourceUsage().maxRSS / 1024,
+        sampled_rss_mb: max / 2 ** 20,
+        cpu_seconds: (cpu.user + cpu.system) / 1e6,
+        process_cpu_seconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+      };
     },
   };
 }
