@@ -89,9 +89,14 @@ function meanOf(values: number[]): number {
 }
 
 /**
- * Runs the whole grid and returns the {@link SweepResult} (rows in grid order) plus the raw material the artifacts
- * need. Throws `HarnessError` only for input problems found before any retrieval (dataset, labels); failures after
- * that become failed rows.
+ * Runs the whole grid and returns the {@link SweepResult} (rows in grid order, metric values in [0, 1] except the
+ * evidence level's `tokens@k`/`chars@k` counts) and the stage timings in seconds.
+ *
+ * Input problems stop the sweep before any retrieval, as `HarnessError`: the loader's codes (`DATASET_NOT_FOUND`,
+ * `DATASET_EMPTY`, `DOCUMENT_INVALID`, `QUESTIONS_INVALID`, `LABEL_INVALID`), `MODEL_NOT_FOUND` for a local
+ * transformers model folder that does not exist, and `QUESTIONS_INVALID` when no question can be scored at the
+ * configured level. Failures after that (a model that will not load, a chunking that throws) become failed rows;
+ * when every row fails the sweep throws `RUN_FAILED`. Never writes files; see `writeArtifacts`.
  */
 export async function runSweep(
   config: SweepConfig,
