@@ -12,6 +12,8 @@
  *                         fewer than all → naive_seconds is scaled linearly by configurations
  *   --skip-naive          no naive phase (naive fields are null)
  *   --keep-cache          keep the temporary cache folders (their path is printed)
+ *   --resume DIR          reuse a folder kept by --keep-cache: phases whose result is there (with the same
+ *                         parameters) are not run again (for a bench cut short); implies --keep-cache
  *
  * Each phase runs in a child process (this file with `--phase`), so model loads, in-process memos and peak RSS
  * belong to one phase only.
@@ -43,10 +45,11 @@ interface Args {
   naiveSizes: (number | 'none')[];
   skipNaive: boolean;
   keepCache: boolean;
+  resume: string | null;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N|all] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N|all] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache] [--resume DIR]\n`);
   process.exit(1);
 }
 
@@ -60,7 +63,7 @@ function parseSizes(v: string): (number | 'none')[] {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { out: '', others: DEFAULT_OTHERS, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false };
+  const a: Args = { out: '', others: DEFAULT_OTHERS, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false, resume: null };
   const int = (name: string, v: string | undefined, min: number): number => {
     const n = Number(v);
     if (v === undefined || !Number.isInteger(n) || n < min) usage(`${name} needs a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
@@ -74,6 +77,11 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--naive-sizes') a.naiveSizes = parseSizes(argv[++i] ?? usage('--naive-sizes needs a list'));
     else if (k === '--skip-naive') a.skipNaive = true;
     else if (k === '--keep-cache') a.keepCache = true;
+    else if (k === '--resume') {
+      a.resume = path.resolve(argv[++i] ?? usage('--resume needs a folder'));
+      a.keepCache = true;
+      if (!existsSync(a.resume)) usage(`--resume: ${a.resume} does not exist`);
+    }
     else usage(`unknown option ${JSON.stringify(k)}`);
   }
   if (a.out === '') usage('--out DIR is required');
@@ -99,12 +107,25 @@ function machineCpu(): { busy: number; steal: number } | null {
  * Per phase: wall seconds (spawn to exit), CPU seconds of the phase's process since it started, and CPU seconds used
  * by everything else on the machine meanwhile (tsx's esbuild helper process included, about 1 s).
  */
-const cpuLog: Record<string, { wall_seconds: number; own_cpu_seconds: number; other_cpu_seconds: number | null; steal_seconds: number | null }> = {};
+const cpuLog: Record<
+  string,
+  { wall_seconds: number | null; own_cpu_seconds: number | null; other_cpu_seconds: number | null; steal_seconds: number | null; reused?: boolean }
+> = {};
+
+/** Set by --resume: reuse phase results already in the work folder. */
+let resuming = false;
 
 /** Runs one phase in a child process (same node and tsx loader as this one) and returns its JSON result. */
 async function phase<T extends { memory?: { process_cpu_seconds: number } }>(name: string, params: unknown, workDir: string, tag: string): Promise<T> {
   const paramsFile = path.join(workDir, `${tag}.params.json`);
   const resultFile = path.join(workDir, `${tag}.result.json`);
+  const cpuFile = path.join(workDir, `${tag}.cpu.json`);
+  if (resuming && existsSync(resultFile) && existsSync(paramsFile) && readFileSync(paramsFile, 'utf8') === JSON.stringify(params)) {
+    const kept = existsSync(cpuFile) ? (JSON.parse(readFileSync(cpuFile, 'utf8')) as (typeof cpuLog)[string]) : null;
+    cpuLog[tag] = { ...(kept ?? { wall_seconds: null, own_cpu_seconds: null, other_cpu_seconds: null, steal_seconds: null }), reused: true };
+    process.stderr.write(`bench: ${tag} reused from ${resultFile}\n`);
+    return JSON.parse(readFileSync(resultFile, 'utf8')) as T;
+  }
   writeFileSync(paramsFile, JSON.stringify(params));
   const started = Date.now();
   const cpu0 = machineCpu();
@@ -128,6 +149,7 @@ async function phase<T extends { memory?: { process_cpu_seconds: number } }>(nam
     other_cpu_seconds: cpu0 === null || cpu1 === null ? null : round(Math.max(0, cpu1.busy - cpu0.busy - own), 1),
     steal_seconds: cpu0 === null || cpu1 === null ? null : round(cpu1.steal - cpu0.steal, 1),
   };
+  writeFileSync(cpuFile, JSON.stringify(cpuLog[tag]));
   process.stderr.write(`bench: ${tag} done in ${wall.toFixed(1)} s (process included); CPU ${JSON.stringify(cpuLog[tag])}\n`);
   return result;
 }
@@ -181,7 +203,8 @@ async function main(): Promise<void> {
   }
   const outDir = path.resolve(args.out);
   mkdirSync(outDir, { recursive: true });
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'rs-bench-'));
+  const workDir = args.resume ?? mkdtempSync(path.join(os.tmpdir(), 'rs-bench-'));
+  resuming = args.resume !== null;
   const coldCache = path.join(workDir, 'cache-cold');
   const semCache = path.join(workDir, 'cache-semantic');
   const data = { datasetPath, others: args.others, maxQuestions: args.questions };
@@ -402,12 +425,13 @@ async function main(): Promise<void> {
       },
       phase_cpu: cpuLog,
       disturbed_phases: Object.entries(cpuLog)
-        .filter(([, c]) => c.other_cpu_seconds !== null && c.other_cpu_seconds > Math.max(5, 0.1 * c.wall_seconds))
+        .filter(([, c]) => c.other_cpu_seconds !== null && c.wall_seconds !== null && c.other_cpu_seconds > Math.max(5, 0.1 * c.wall_seconds))
         .map(([tag]) => tag),
       warm_embedding: Object.fromEntries(embInfos(warm).map((e) => [e.label, { model_load_seconds: round(e.load_seconds ?? 0), cache_hits: e.cache_hits, cache_misses: e.cache_misses }])),
       node: process.version,
       platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
       date: startedAt,
+      resumed: args.resume !== null,
     };
     const ratioOk = bench.overhead_ratio <= 1.15;
     bench.targets = {
