@@ -244,6 +244,7 @@ async function main(): Promise<void> {
       // brackets the naive phase.
       const semanticCold = async (tag: string): Promise<SweepPhaseResult> => {
         const dir = path.join(workDir, tag);
+        rmSync(dir, { recursive: true, force: true }); // a cache left by an interrupted run would make it warm
         mkdirSync(dir, { recursive: true });
         cpSync(path.join(coldCache, 'glove-100d'), path.join(dir, 'glove-100d'), { recursive: true });
         const r = await phase<SweepPhaseResult>('sweep', sweepParams(dir, { modes: ['semantic'], sizes: args.naiveSizes }), workDir, tag);
@@ -301,6 +302,9 @@ async function main(): Promise<void> {
       }
       const naiveTexts = sum(naive.configs.map((c) => c.embeddedDocuments + c.embeddedQueries));
       const harnessTexts = sum(embInfos(harnessSame).map((e) => e.cache_misses ?? 0));
+      const harnessTextsAfter = sum(embInfos(harnessSameAfter).map((e) => e.cache_misses ?? 0));
+      if (harnessTexts !== harnessTextsAfter)
+        throw new Error(`the two harness semantic cold runs embedded ${harnessTexts} and ${harnessTextsAfter} texts; one was not cold`);
       naiveFields = {
         naive_seconds: round(naiveSeconds, 1),
         naive_measured_seconds: round(naive.wall_seconds, 1),
