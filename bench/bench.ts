@@ -166,7 +166,19 @@ interface EmbInfo {
   cache_misses?: number;
   documents?: { distinct: number; cacheMisses: number; embedSeconds: number };
   queries?: { distinct: number; cacheMisses: number; embedSeconds: number };
+  /** The sweep's query-latency probe: a few questions embedded afresh, one at a time, bypassing the cache. */
+  query_latency_probe?: { questions: number; ms_per_query: number };
   error?: string;
+}
+
+/** Seconds inside `embedBatch` for the documents and questions of one model (EmbedStats; the latency probe excluded). */
+function statsSeconds(e: EmbInfo): number {
+  return (e.documents?.embedSeconds ?? 0) + (e.queries?.embedSeconds ?? 0);
+}
+
+/** Seconds of the sweep's query-latency probe of one model. */
+function probeSeconds(e: EmbInfo): number {
+  return ((e.query_latency_probe?.questions ?? 0) * (e.query_latency_probe?.ms_per_query ?? 0)) / 1000;
 }
 
 function embInfos(r: SweepPhaseResult): EmbInfo[] {
@@ -183,6 +195,19 @@ function queriesPerSecond(r: SweepPhaseResult): Record<Mode, number> {
     out[mode] = ms > 0 ? round(1000 / ms, 1) : 0;
   }
   return out;
+}
+
+/** The same per (mode, model): `semantic/use-lite`, `hybrid/glove-100d`, `keyword`. */
+function queriesPerSecondByModel(r: SweepPhaseResult): Record<string, number> {
+  const groups = new Map<string, Map<string, number>>();
+  for (const row of r.rows) {
+    if (row.status !== 'ok') continue;
+    const key = row.embedding === null ? row.mode : `${row.mode}/${row.embedding}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = new Map()));
+    g.set(row.chunkingKey, row.meanQueryMs);
+  }
+  return Object.fromEntries([...groups].map(([k, g]) => [k, round(1000 / mean([...g.values()]), 1)]));
 }
 
 async function main(): Promise<void> {
@@ -259,15 +284,17 @@ async function main(): Promise<void> {
 
     // Figures.
     const coldEmb = embInfos(cold);
-    const embedSeconds = sum(coldEmb.map((e) => e.embed_seconds ?? 0));
+    const embedSeconds = sum(coldEmb.map(statsSeconds));
     const chunksPerSecond: Record<string, number> = {};
     const embedDetail: Record<string, unknown> = {};
     for (const e of coldEmb) {
       const texts = (e.documents?.cacheMisses ?? 0) + (e.queries?.cacheMisses ?? 0);
-      chunksPerSecond[e.label] = round(texts / (e.embed_seconds || Infinity), 1);
+      chunksPerSecond[e.label] = round(texts / (statsSeconds(e) || Infinity), 1);
       embedDetail[e.label] = {
         model_load_seconds: round(e.load_seconds ?? 0),
-        embed_seconds: round(e.embed_seconds ?? 0),
+        embed_seconds: round(statsSeconds(e)),
+        latency_probe_seconds: round(probeSeconds(e)),
+        latency_probe_ms_per_query: round(e.query_latency_probe?.ms_per_query ?? 0, 2),
         documents_distinct: e.documents?.distinct,
         documents_embedded: e.documents?.cacheMisses,
         documents_embed_seconds: round(e.documents?.embedSeconds ?? 0),
@@ -381,6 +408,7 @@ async function main(): Promise<void> {
       overhead_ratio: round(cold.wall_seconds / embedSeconds, 4),
       warm_over_cold: round(warm.wall_seconds / cold.wall_seconds, 4),
       extra_k_embedded: sum(embInfos(extraK).map((e) => e.cache_misses ?? 0)),
+      extra_k_latency_probe_texts: sum(embInfos(extraK).map((e) => e.query_latency_probe?.questions ?? 0)),
       extra_k_seconds: round(extraK.wall_seconds, 2),
       glove_table_build_seconds: round(glove.seconds, 2),
       glove_table_converted: glove.converted,
@@ -397,7 +425,9 @@ async function main(): Promise<void> {
       },
       chunks_per_second: chunksPerSecond,
       queries_per_second: queriesPerSecond(cold),
+      queries_per_second_by_model: queriesPerSecondByModel(cold),
       queries_per_second_warm: queriesPerSecond(warm),
+      queries_per_second_warm_by_model: queriesPerSecondByModel(warm),
       targets: {} as Record<string, unknown>,
       subset: cold.subset,
       questions: cold.questions,
