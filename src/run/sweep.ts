@@ -361,6 +361,8 @@ async function runModel(
     // Query latency must be the model's, not the cache's: time a sample of questions embedded afresh, one at a time
     // (as a live system embeds them), whatever the cache holds.
     const probe = scored.slice(0, LATENCY_PROBE).map((q) => q.text);
+    // One untimed call first: a model's first call (worker start-up, lazy kernels) is not a query's latency.
+    if (probe.length > 0) await provider.embedBatch([probe[0]], 'query');
     const tq = performance.now();
     for (const text of probe) await provider.embedBatch([text], 'query');
     const probeSeconds = (performance.now() - tq) / 1000;
@@ -375,7 +377,8 @@ async function runModel(
     info.describe = provider.describe();
     info.documents = docs.stats;
     info.queries = queries.stats;
-    info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0) + probeSeconds;
+    // Inference for the chunks and questions the sweep needed; the latency probe is reported apart.
+    info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
     info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
     info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
     info.truncated = provider.truncatedCount();
