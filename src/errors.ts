@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'RESULTS_INVALID'
   | 'OUTPUT_INVALID'
   | 'RUN_FAILED'
+  | 'RERANK_FAILED'
+  | 'RETRIEVER_FAILED'
   | 'USAGE';
 
 /** Where in a file a problem is: a 1-based line, or a key path such as `chunking.overlap`. */
