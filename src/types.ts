@@ -94,19 +94,64 @@ export interface Hit {
   score: number;
 }
 
-/** Retrieval modes. */
-export type Mode = 'keyword' | 'semantic' | 'hybrid';
+/**
+ * Retriever families. `keyword`, `semantic` and `hybrid` are the built-ins; `external` is a user's retriever module
+ * (config `retrievers:`) or an object passed to `runSweep`; `run` is a TREC run file scored as it is (config `runs:`).
+ * The open part is {@link ConfigSpec.retriever}: any name a user gives.
+ */
+export type Mode = 'keyword' | 'semantic' | 'hybrid' | 'external' | 'run';
+
+/**
+ * How a hybrid row combines its keyword and semantic lists (each cut to `hybrid.depth`).
+ * - `rrf`: Σ w_L / (k + rank_L), w_sem = `weight`, w_kw = 1 − `weight` (plain RRF when `weight` is absent: both 1).
+ * - `convex`: `alpha`·norm(s_sem) + (1 − `alpha`)·norm(s_kw) with `normalize` ∈ minmax | zscore | dbsf.
+ */
+export interface FusionSpec {
+  method: 'rrf' | 'convex';
+  /** RRF constant (rrf only), ≥ 0; default 60. */
+  k?: number;
+  /** Semantic list's weight in weighted RRF (rrf only), in [0, 1]; absent = plain RRF. */
+  weight?: number;
+  /** Semantic list's weight (convex only), in [0, 1]. */
+  alpha?: number;
+  /** Score normalisation (convex only). */
+  normalize?: 'minmax' | 'zscore' | 'dbsf';
+  /** Short id part: `rrf` (k 60, unweighted), `rrf-k10`, `rrf-k60-w0.3`, `cvx-mm-a0.5`, `cvx-z-a0.25`, `cvx-dbsf-a1`. */
+  key: string;
+}
+
+/** The rerank stage of a row: which reranker rescored how many of the top hits. */
+export interface RerankStage {
+  /** Reranker label (config `label`, or derived from the model). */
+  label: string;
+  /** As written in the config (`transformers:./models/x`, `rerank:bge-reranker-base`). */
+  model: string;
+  /** How many top hits were rescored, ≥ 1. */
+  depth: number;
+}
 
 /** One cell of the grid (a configuration). */
 export interface ConfigSpec {
-  /** Readable id such as `cs256-ov32.hybrid.use-lite.k5` or `none.keyword.k10`. */
+  /**
+   * Readable id `<chunking>.<retriever>[.<embedding>][.rr-<rerank label>-d<depth>].k<k>`, e.g.
+   * `cs256-ov32.hybrid.use-lite.k5`, `none.keyword.k10`, `cs256-ov16.hybrid-cvx-mm-a0.5.use-lite.k10`, `none.words.k5`.
+   */
   id: string;
   /** `none` or `cs<size>-ov<overlap>`. */
   chunkingKey: string;
   chunking: ChunkingSpec;
   mode: Mode;
-  /** Embedding model label (`use-lite`, `glove-100d`, `tf-minilm`; the config entry's `label`), or null for keyword mode. */
+  /**
+   * The retriever part of the id: `keyword`, `semantic`, `hybrid` (RRF k 60) or `hybrid-<fusion key>`, or the name
+   * of an external retriever or run.
+   */
+  retriever: string;
+  /** Embedding model label (`use-lite`, `glove-100d`, `tf-minilm`; the config entry's `label`), or null when none is used. */
   embedding: string | null;
+  /** Fusion of a hybrid row; null otherwise. */
+  fusion: FusionSpec | null;
+  /** Rerank stage; null when the row is not reranked. */
+  rerank: RerankStage | null;
   /** Top-k, ≥ 1. */
   k: number;
 }

@@ -34,7 +34,7 @@ export function configId(chunkingKey: string, mode: Mode, embeddingLabel: string
  * Expands the grid. Keyword rows have `embedding: null`; semantic and hybrid rows have one row per embedding model.
  * Order: chunkings (config order) → modes (config order) → embeddings (config order) → k (config order).
  */
-export function expandGrid(config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK'>): ConfigSpec[] {
+export function expandGrid(config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'>): ConfigSpec[] {
   const rows: ConfigSpec[] = [];
   for (const chunking of expandChunkings(config)) {
     const key = chunkingKeyOf(chunking);
@@ -47,7 +47,10 @@ export function expandGrid(config: Pick<SweepConfig, 'chunking' | 'modes' | 'emb
             chunkingKey: key,
             chunking,
             mode,
+            retriever: mode,
             embedding: model === null ? null : model.label,
+            fusion: mode === 'hybrid' ? { method: 'rrf', k: config.hybrid.rrfK, key: 'rrf' } : null,
+            rerank: null,
             k,
           });
         }

@@ -5,7 +5,7 @@ import type { ConfigResult, SweepResult } from '../../src/types.js';
 
 function row(id: string, k: number, means: Record<string, number>): ConfigResult {
   return {
-    config: { id, chunkingKey: id.split('.')[0], chunking: { size: 64, overlap: 0 }, mode: 'keyword', embedding: null, k },
+    config: { id, chunkingKey: id.split('.')[0], chunking: { size: 64, overlap: 0 }, mode: 'keyword', retriever: 'keyword', embedding: null, fusion: null, rerank: null, k },
     status: 'ok',
     means,
     questions: 2,

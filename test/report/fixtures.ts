@@ -23,7 +23,10 @@ export function spec(o: { chunkingKey?: string; mode?: Mode; embedding?: string 
     chunkingKey,
     chunking: m ? { size: Number(m[1]), overlap: Number(m[2]) } : { size: null, overlap: 0 },
     mode,
+    retriever: mode,
     embedding,
+    fusion: mode === 'hybrid' ? { method: 'rrf', k: 60, key: 'rrf' } : null,
+    rerank: null,
     k: o.k,
   };
 }
