@@ -1,9 +1,14 @@
 /**
- * Grid expansion (pure): the cartesian product chunking × overlap × mode × embedding × k, in a deterministic order
- * (the order the config lists each axis), with a readable id per configuration.
+ * Grid expansion (pure): chunking × retriever × embedding × fusion × rerank × k, in a deterministic order (the order
+ * the config lists each axis), with a readable id per configuration.
+ *
+ * Rows, in order: for each grid chunking, the built-in modes (config order; semantic and hybrid once per embedding
+ * model; hybrid once per fusion setting); then each external retriever (on its own chunking) and each run (whole
+ * documents); each of these once per rerank setting (`none` first when listed first); then each k.
  */
-import type { ChunkingSpec, ConfigSpec, Mode } from '../types.js';
+import type { ChunkingSpec, ConfigSpec, FusionSpec, Mode, RerankStage } from '../types.js';
 import type { SweepConfig } from './schema.js';
+import { fusionKey } from '../retrieve/fusion.js';
 
 /** `none` for whole documents, else `cs<size>-ov<overlap>` (sizes and overlaps in tokens). */
 export function chunkingKeyOf(spec: ChunkingSpec): string {
@@ -23,39 +28,86 @@ export function expandChunkings(config: Pick<SweepConfig, 'chunking'>): Chunking
 }
 
 /**
- * Readable configuration id: `<chunking>.<mode>[.<embedding label>].k<k>`, e.g. `cs256-ov32.hybrid.use-lite.k5`
- * or `none.keyword.k10`. Unique within a grid.
+ * Every chunking the sweep needs: the grid's, then any other chunking an external retriever asks for (config order).
  */
-export function configId(chunkingKey: string, mode: Mode, embeddingLabel: string | null, k: number): string {
-  return [chunkingKey, mode, ...(embeddingLabel === null ? [] : [embeddingLabel]), `k${k}`].join('.');
+export function neededChunkings(config: Pick<SweepConfig, 'chunking' | 'retrievers'>): ChunkingSpec[] {
+  const out = expandChunkings(config);
+  const keys = new Set(out.map(chunkingKeyOf));
+  for (const r of config.retrievers ?? []) {
+    const k = chunkingKeyOf(r.chunking);
+    if (!keys.has(k)) out.push(r.chunking), keys.add(k);
+  }
+  return out;
 }
 
 /**
- * Expands the grid. Keyword rows have `embedding: null`; semantic and hybrid rows have one row per embedding model.
- * Order: chunkings (config order) → modes (config order) → embeddings (config order) → k (config order).
+ * Readable configuration id: `<chunking>.<retriever>[.<embedding label>][.rr-<label>-d<depth>].k<k>`, e.g.
+ * `cs256-ov32.hybrid.use-lite.k5`, `none.keyword.k10`, `cs256-ov16.hybrid-cvx-mm-a0.5.use-lite.k10`,
+ * `none.words.rr-minilm-d20.k5`. Unique within a grid.
  */
-export function expandGrid(config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'>): ConfigSpec[] {
+export function configId(chunkingKey: string, retriever: string, embeddingLabel: string | null, k: number, rerank: RerankStage | null = null): string {
+  return [
+    chunkingKey,
+    retriever,
+    ...(embeddingLabel === null ? [] : [embeddingLabel]),
+    ...(rerank === null ? [] : [`rr-${rerank.label}-d${rerank.depth}`]),
+    `k${k}`,
+  ].join('.');
+}
+
+/** The configuration id without its `.k<k>` part: identifies the ranking a row's k cuts. */
+export function rankingId(spec: Pick<ConfigSpec, 'chunkingKey' | 'retriever' | 'embedding' | 'rerank'>): string {
+  return configId(spec.chunkingKey, spec.retriever, spec.embedding, 0, spec.rerank).replace(/\.k0$/, '');
+}
+
+/** Rerank stages of the grid: null for `none`, one stage per (reranker, depth). */
+export function expandRerank(config: Pick<SweepConfig, 'rerank'>): (RerankStage | null)[] {
+  const out: (RerankStage | null)[] = [];
+  for (const r of config.rerank ?? [null]) {
+    if (r === null) out.push(null);
+    else for (const depth of r.depth) out.push({ label: r.label, model: r.model, depth });
+  }
+  return out.length === 0 ? [null] : out;
+}
+
+/**
+ * Expands the grid into rows (see the module header for the order). Keyword rows have `embedding: null`; semantic and
+ * hybrid rows one row per embedding model; hybrid rows one per fusion setting.
+ */
+export function expandGrid(
+  config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'> & Partial<Pick<SweepConfig, 'retrievers' | 'runs' | 'rerank'>>,
+): ConfigSpec[] {
   const rows: ConfigSpec[] = [];
+  const reranks = expandRerank({ rerank: config.rerank ?? [null] });
+  const fusions = config.hybrid.fusion ?? [{ method: 'rrf' as const, k: config.hybrid.rrfK }];
+  const push = (base: Omit<ConfigSpec, 'id' | 'k' | 'rerank'>) => {
+    for (const rerank of reranks)
+      for (const k of config.topK)
+        rows.push({ ...base, id: configId(base.chunkingKey, base.retriever, base.embedding, k, rerank), rerank, k });
+  };
   for (const chunking of expandChunkings(config)) {
-    const key = chunkingKeyOf(chunking);
+    const chunkingKey = chunkingKeyOf(chunking);
     for (const mode of config.modes) {
-      const models = mode === 'keyword' ? [null] : config.embeddings;
-      for (const model of models) {
-        for (const k of config.topK) {
-          rows.push({
-            id: configId(key, mode, model === null ? null : model.label, k),
-            chunkingKey: key,
-            chunking,
-            mode,
-            retriever: mode,
-            embedding: model === null ? null : model.label,
-            fusion: mode === 'hybrid' ? { method: 'rrf', k: config.hybrid.rrfK, key: 'rrf' } : null,
-            rerank: null,
-            k,
-          });
+      if (mode === 'keyword') {
+        push({ chunkingKey, chunking, mode, retriever: 'keyword', embedding: null, fusion: null });
+        continue;
+      }
+      for (const model of config.embeddings) {
+        if (mode === 'semantic') {
+          push({ chunkingKey, chunking, mode, retriever: 'semantic', embedding: model.label, fusion: null });
+          continue;
+        }
+        for (const f of fusions) {
+          const key = fusionKey(f, config.hybrid.rrfK);
+          const fusion: FusionSpec = { ...f, key };
+          push({ chunkingKey, chunking, mode, retriever: key === 'rrf' ? 'hybrid' : `hybrid-${key}`, embedding: model.label, fusion });
         }
       }
     }
   }
+  for (const r of config.retrievers ?? [])
+    push({ chunkingKey: chunkingKeyOf(r.chunking), chunking: r.chunking, mode: 'external' as Mode, retriever: r.name, embedding: null, fusion: null });
+  for (const r of config.runs ?? [])
+    push({ chunkingKey: 'none', chunking: { size: null, overlap: 0 }, mode: 'run' as Mode, retriever: r.name, embedding: null, fusion: null });
   return rows;
 }

@@ -23,6 +23,9 @@ import { HarnessError } from '../errors.js';
 import { embeddingSpecSchema, type EmbeddingSpec } from '../embed/spec.js';
 import { MEASURE_FAMILIES, parseMeasure } from '../score/measures.js';
 import { isHarnessError } from '../errors.js';
+import type { ChunkingSpec } from '../types.js';
+import type { FusionSetting } from '../retrieve/fusion.js';
+import type { RerankSpec } from '../rerank/types.js';
 
 const chunkSizeSchema = z.union([
   z.literal('none'),
@@ -30,6 +33,68 @@ const chunkSizeSchema = z.union([
 ]);
 
 const positiveInt = z.number().int('must be a whole number').min(1, 'must be at least 1');
+
+const oneOrMany = <T extends z.ZodType>(t: T) => z.union([t, z.array(t).min(1, 'must list at least one value')]);
+const unitWeight = z.number().min(0, 'must be in [0, 1]').max(1, 'must be in [0, 1]');
+
+/**
+ * One `hybrid.fusion` entry: `rrf` (plain RRF with `hybrid.rrfK`), `{method: rrf, k, weights}` (weighted RRF, the
+ * semantic list's weight w: w/(k + r_sem) + (1 − w)/(k + r_kw)), or `{method: convex, alpha, normalize}`
+ * (α·norm(s_sem) + (1 − α)·norm(s_kw)). Lists are swept as grid axes.
+ */
+export const fusionEntrySchema = z.union([
+  z.literal('rrf'),
+  z.literal('convex'),
+  z
+    .object({
+      method: z.literal('rrf'),
+      /** RRF constant(s) c, ≥ 0; default `hybrid.rrfK`. */
+      k: oneOrMany(z.number().min(0, 'must be ≥ 0')).optional(),
+      /** The semantic list's weight(s) in [0, 1]; absent = plain (unweighted) RRF. */
+      weights: oneOrMany(unitWeight).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      method: z.literal('convex'),
+      /** The semantic list's weight(s) α in [0, 1]. */
+      alpha: oneOrMany(unitWeight).default([0.5]),
+      /** Score normalisation(s): min-max, z-score, or distribution-based (μ ± 3σ). */
+      normalize: oneOrMany(z.enum(['minmax', 'zscore', 'dbsf'])).default(['minmax']),
+    })
+    .strict(),
+]);
+
+const idPart = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_-]*$/, 'must use only letters, digits, "_" and "-" (it becomes part of configuration ids)');
+
+/** One `retrievers:` entry: a module of the user's whose default export is a retriever factory (src/retrieve/retriever.ts). */
+export const retrieverEntrySchema = z
+  .object({
+    /** Becomes the configuration id part, e.g. `none.words.k5`. */
+    name: idPart,
+    /** The module file, relative to the config file. */
+    module: z.string().min(1, 'must name a module file'),
+    /** Which chunking's chunks it receives: `none` (default, whole documents), a size in tokens, or a key `cs256-ov16`. */
+    chunking: z.union([z.literal('none'), z.number().int().min(1), z.string().regex(/^cs\d+-ov\d+$/, 'must be none, a size, or a key such as cs256-ov16')]).default('none'),
+    /** Passed to the factory untouched. */
+    options: z.record(z.string(), z.unknown()).default({}),
+    /** One search may take at most this long (milliseconds) before the retriever's rows fail. */
+    timeoutMs: z.number().int().min(1).default(60_000),
+    /** Searches in flight at once. */
+    concurrency: z.number().int().min(1).default(4),
+  })
+  .strict();
+
+/** One `runs:` entry: a TREC run file (qid Q0 docno rank score tag) of the dataset's document ids, scored as it is. */
+export const runEntrySchema = z
+  .object({
+    name: idPart,
+    /** The run file, relative to the config file. */
+    path: z.string().min(1, 'must name a file'),
+  })
+  .strict();
 
 /** The written form of a config (defaults applied, before cross-key rules). */
 export const configSchema = z
@@ -62,7 +127,6 @@ export const configSchema = z
     topK: z.array(positiveInt).min(1, 'must list at least one k').default([1, 3, 5, 10]),
     modes: z
       .array(z.enum(['keyword', 'semantic', 'hybrid']))
-      .min(1, 'must list at least one mode')
       .default(['keyword', 'semantic', 'hybrid']),
     /** Embedding models for semantic and hybrid modes. */
     embeddings: z.array(embeddingSpecSchema).default([]),
@@ -72,8 +136,16 @@ export const configSchema = z
         rrfK: z.number().min(0, 'must be ≥ 0').default(60),
         /** How many results of each list enter the fusion; at least the largest top-k. */
         depth: positiveInt.default(50),
+        /** Fusion settings swept for hybrid rows; default `[rrf]` (plain RRF with `rrfK`). */
+        fusion: z.array(fusionEntrySchema).min(1, 'must list at least one fusion setting').default(['rrf']),
       })
-      .default({ rrfK: 60, depth: 50 }),
+      .default({ rrfK: 60, depth: 50, fusion: ['rrf'] }),
+    /** The user's own retrievers, each a row family of the sweep. */
+    retrievers: z.array(retrieverEntrySchema).default([]),
+    /** TREC runs made outside the tool, each scored as a row family. */
+    runs: z.array(runEntrySchema).default([]),
+    /** Rerank settings swept over every retriever's ranking: `none` and reranker entries (see src/rerank/). */
+    rerank: z.array(z.unknown()).min(1, 'must list at least one entry (none for no reranking)').default(['none']),
     bm25: z
       .object({
         k1: z.number().min(0, 'must be ≥ 0').default(1.2),
@@ -108,8 +180,16 @@ export const configSchema = z
 export type WrittenConfig = z.output<typeof configSchema>;
 
 /** A fully resolved config: defaults filled, paths absolute, overlap as a list, primary metric parsed. */
-export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings'> {
+export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings' | 'hybrid' | 'retrievers' | 'runs' | 'rerank'> {
   chunking: { sizes: (number | 'none')[]; overlaps: number[] };
+  /** `fusion` expanded to one setting per grid point (cartesian product of each entry's lists), in config order. */
+  hybrid: { rrfK: number; depth: number; fusion: FusionSetting[] };
+  /** Retriever entries with `module` absolute and `chunking` resolved to a chunking spec. */
+  retrievers: (Omit<WrittenConfig['retrievers'][number], 'chunking'> & { chunking: ChunkingSpec })[];
+  /** Run entries with `path` absolute. */
+  runs: WrittenConfig['runs'];
+  /** Rerank settings (null = `none`), in config order. */
+  rerank: (RerankSpec | null)[];
   embeddings: EmbeddingSpec[];
   /** Absolute dataset folder. */
   datasetPath: string;
@@ -177,6 +257,23 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
       return [['hybrid.depth', `hybrid.depth (${c.hybrid.depth}) must be at least the largest topK (${maxK}); each list fed to fusion needs that many results`]];
     return [];
   },
+  function somethingToRun(c) {
+    if (c.modes.length === 0 && c.retrievers.length === 0 && c.runs.length === 0)
+      return [['modes', 'modes is empty and there are no retrievers or runs: nothing to sweep; list modes such as [keyword]']];
+    return [];
+  },
+  function retrieverAndRunNamesDistinct(c) {
+    const out: [string, string][] = [];
+    const names = [...c.retrievers.map((r) => r.name), ...c.runs.map((r) => r.name)];
+    const seen = new Set<string>();
+    for (const n of names) {
+      if (n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-'))
+        out.push(['retrievers', `retriever or run name ${n} is reserved for a built-in; pick another name`]);
+      if (seen.has(n)) out.push(['retrievers', `two retrievers or runs are named ${n}; names must be distinct (they become configuration ids)`]);
+      seen.add(n);
+    }
+    return out;
+  },
   function chunkLabelsNeedOneChunking(c) {
     const overlaps = Array.isArray(c.chunking.overlap) ? c.chunking.overlap : [c.chunking.overlap];
     const n = c.chunking.sizes.reduce<number>((sum, size) => sum + (size === "none" ? 1 : overlaps.length), 0);
@@ -243,10 +340,55 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
       overlaps: Array.isArray(c.chunking.overlap) ? [...c.chunking.overlap] : [c.chunking.overlap],
     },
     embeddings: c.embeddings,
+    hybrid: { rrfK: c.hybrid.rrfK, depth: c.hybrid.depth, fusion: expandFusion(c.hybrid.fusion, c.hybrid.rrfK) },
+    retrievers: c.retrievers.map((r) => ({ ...r, module: path.resolve(baseDir, r.module), chunking: resolveChunking(r.chunking, c) })),
+    runs: c.runs.map((r) => ({ ...r, path: path.resolve(baseDir, r.path) })),
+    rerank: resolveRerank(c.rerank),
     datasetPath: path.resolve(baseDir, c.dataset.path),
     primary: { family: primary.family, k: primary.k as number },
     ...(source ? { configFile: path.resolve(source) } : {}),
   };
+}
+
+/** Expands `hybrid.fusion` entries to one setting per grid point, in config order, dropping exact repeats. */
+export function expandFusion(entries: WrittenConfig['hybrid']['fusion'], rrfK: number): FusionSetting[] {
+  const list = <T>(x: T | T[] | undefined, d: T[]): T[] => (x === undefined ? d : Array.isArray(x) ? x : [x]);
+  const out: FusionSetting[] = [];
+  const seen = new Set<string>();
+  const push = (f: FusionSetting) => {
+    const key = JSON.stringify(f);
+    if (!seen.has(key)) out.push(f), seen.add(key);
+  };
+  for (const e of entries) {
+    if (e === 'rrf') push({ method: 'rrf', k: rrfK });
+    else if (e === 'convex') push({ method: 'convex', alpha: 0.5, normalize: 'minmax' });
+    else if (e.method === 'rrf') {
+      for (const k of list(e.k, [rrfK])) {
+        if (e.weights === undefined) push({ method: 'rrf', k });
+        else for (const w of list(e.weights, [])) push({ method: 'rrf', k, weight: w });
+      }
+    } else for (const n of list(e.normalize, ['minmax' as const])) for (const a of list(e.alpha, [0.5])) push({ method: 'convex', alpha: a, normalize: n });
+  }
+  return out;
+}
+
+/** A retriever entry's `chunking` as a spec: `none`, a size (with the grid's first overlap), or `cs<size>-ov<overlap>`. */
+function resolveChunking(v: string | number, c: WrittenConfig): ChunkingSpec {
+  if (v === 'none') return { size: null, overlap: 0 };
+  if (typeof v === 'number') {
+    const overlaps = Array.isArray(c.chunking.overlap) ? c.chunking.overlap : [c.chunking.overlap];
+    return { size: v, overlap: overlaps[0] ?? 0 };
+  }
+  const m = /^cs(\d+)-ov(\d+)$/.exec(v)!;
+  return { size: Number(m[1]), overlap: Number(m[2]) };
+}
+
+/** Rerank entries: `none` → null; objects are resolved by the rerank module's schema (see rerank/spec.ts). */
+function resolveRerank(entries: unknown[]): (RerankSpec | null)[] {
+  return entries.map((e) => {
+    if (e === 'none') return null;
+    throw new HarnessError('CONFIG_INVALID', `rerank: ${describeValue(e)} is not supported yet`, { location: { path: 'rerank' }, remedy: 'use rerank: [none]' });
+  });
 }
 
 /**

@@ -1,47 +1,73 @@
 /**
- * The sweep: load → chunk → index → retrieve → score, with every expensive step done once.
+ * The sweep: load → chunk → retrieve → score, with every expensive step done once.
  *
- * Structural reuse (what makes the cost the model's cost):
+ * Rows are chunking × retriever × k (src/config/expand.ts). Every retriever, built-in or a user's, is a
+ * {@link RetrieverFactory} behind one interface (src/retrieve/retriever.ts); the sweep asks each for one deep ranking
+ * per question (a "ranking unit") and every k is a prefix of it. Structural reuse:
  * - each chunking is computed once; the BM25 index is built once per chunking;
  * - each embedding model embeds each distinct text once (all chunkings' chunk texts together, deduplicated, through
  *   the on-disk cache), and each question once;
- * - each retriever is queried once per question at the largest depth any row needs; every k is a prefix of that
- *   ranking; hybrid lists are fused from the keyword and semantic lists already computed;
- * - one failing stage (a model that will not load, a chunking that throws) turns the rows that need it into failed
+ * - hybrid units fuse the keyword and semantic lists already computed (any number of fusion settings, no new search);
+ * - finished ranking units are checkpointed under `<cacheDir>/checkpoints/` (src/run/checkpoint.ts), so a re-run
+ *   after a crash repeats no finished unit;
+ * - one failing unit (a model that will not load, a retriever that throws) turns the rows that need it into failed
  *   rows; the rest of the grid still runs.
  *
  * This module computes; `artifacts.ts` writes. Nothing here touches the results folder.
  */
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
-import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
+import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config/expand.js';
 import { loadDataset } from '../load/dataset.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
-import { buildKeywordIndex, type KeywordIndex } from '../retrieve/bm25.js';
-import { buildVectorIndex } from '../retrieve/semantic.js';
-import { reciprocalRankFusion } from '../retrieve/fusion.js';
 import { TIE_RULE } from '../retrieve/rank.js';
+import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
+import { hybridRetriever, keywordRetriever, listRetriever, semanticRetriever } from '../retrieve/builtin.js';
+import type { Retriever, RetrieverFactory, RetrieverQuestion } from '../retrieve/retriever.js';
 import { createProvider } from '../embed/registry.js';
+import type { EmbeddingProvider } from '../embed/provider.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
+import { readRun } from '../load/trec.js';
 import { measuresAtK } from '../score/measures.js';
 import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
 import { ROW_FAMILIES } from '../config/schema.js';
 import path from 'node:path';
-import { readFileSync, existsSync } from 'node:fs';
-import { HarnessError } from '../errors.js';
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { HarnessError, isHarnessError } from '../errors.js';
 import { locateModel } from '../embed/transformers.js';
+import { collectLists } from './retrieve.js';
+import { CheckpointStore, fileHash } from './checkpoint.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
   | { kind: 'stage'; stage: string; detail?: string }
   | { kind: 'progress'; stage: string; done: number; total: number }
   | { kind: 'warning'; message: string };
+
+/** A retriever passed to {@link runSweep} as an object (library use): the same contract as a `retrievers:` module. */
+export interface RetrieverEntry {
+  /** Configuration id part (`none.<name>.k5`): letters, digits, `_` and `-`. */
+  name: string;
+  /** Builds the retriever over one chunking's chunks. */
+  factory: RetrieverFactory;
+  /** Which chunks it receives: `none` (default, whole documents) or a chunking spec. */
+  chunking?: 'none' | ChunkingSpec;
+  /** Passed to the factory untouched; default `{}`. */
+  options?: Record<string, unknown>;
+  /** Per-search timeout in milliseconds; default 60,000. */
+  timeoutMs?: number;
+  /** `search` calls in flight at once; default 4. */
+  concurrency?: number;
+  /** A stable string that determines this retriever's results; when given, its rankings are checkpointed under it. */
+  checkpointKey?: string;
+}
 
 export interface SweepOptions {
   /** Receives progress events; never required. */
@@ -50,12 +76,23 @@ export interface SweepOptions {
   now?: () => Date;
   /** Use this dataset instead of loading `config.datasetPath` (tests, library use). */
   dataset?: Dataset;
+  /** Retrievers of the caller's, each a row family beside the config's (names must be distinct from them). */
+  retrievers?: RetrieverEntry[];
+  /**
+   * Embedding providers of the caller's, used like the config's `embeddings` (label = `provider.label`). The sweep
+   * calls `close()` on them when done.
+   */
+  providers?: EmbeddingProvider[];
+  /** Stops the sweep (Ctrl-C): searches are told through their signal; the sweep throws `RUN_FAILED` (interrupted). */
+  signal?: AbortSignal;
+  /** Reuse and write checkpoints of finished ranking units under `<cacheDir>/checkpoints/`; default true. */
+  resume?: boolean;
 }
 
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
 const LATENCY_PROBE = 8;
 
-/** Ranked lists for one retriever: one list of hits per scored question, each cut to the sweep depth. */
+/** Ranked lists for one ranking unit: one list of hits per scored question, each cut to the unit's depth. */
 type Lists = Hit[][];
 
 /** What a chunking stage produced. */
@@ -63,18 +100,16 @@ interface ChunkingStage {
   spec: ChunkingSpec;
   key: string;
   chunks: Chunk[];
+  /** Chunk id → document id, plus document id → itself (retrievers may return document ids). */
   docOf: Map<string, string>;
   seconds: number;
   error?: string;
-  keyword?: { lists: Lists; buildSeconds: number; queryMs: number; params: Record<string, unknown> } | { error: string };
 }
 
-/** Retrieval results of one model on one chunking. */
-interface DenseStage {
-  semantic?: { lists: Lists; buildSeconds: number; queryMs: number };
-  hybrid?: { lists: Lists; queryMs: number };
-  error?: string;
-}
+/** A finished ranking unit (the lists every row of one retriever on one chunking cuts), or why it failed. */
+type Ranking =
+  | { lists: Lists; buildSeconds: number; queryMs: number; fromCheckpoint: boolean; info?: Record<string, unknown> }
+  | { error: string };
 
 function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
@@ -88,24 +123,75 @@ function meanOf(values: number[]): number {
   return values.length === 0 ? 0 : s / values.length;
 }
 
+/** A minimal resolved spec for a provider passed as an object (its own prefixes and pooling apply inside it). */
+function specOfProvider(p: EmbeddingProvider): EmbeddingSpec {
+  return {
+    model: p.name,
+    label: p.label,
+    dtype: 'fp32',
+    pooling: 'mean',
+    normalize: true,
+    queryPrefix: '',
+    documentPrefix: '',
+    allowRemote: false,
+    batchSize: 32,
+    maxLength: null,
+    workers: null,
+  };
+}
+
 /**
  * Runs the whole grid and returns the {@link SweepResult} (rows in grid order, metric values in [0, 1] except the
  * evidence level's `tokens@k`/`chars@k` counts) and the stage timings in seconds.
  *
  * Input problems stop the sweep before any retrieval, as `HarnessError`: the loader's codes (`DATASET_NOT_FOUND`,
  * `DATASET_EMPTY`, `DOCUMENT_INVALID`, `QUESTIONS_INVALID`, `LABEL_INVALID`), `MODEL_NOT_FOUND` for a local
- * transformers model folder that does not exist, and `QUESTIONS_INVALID` when no question can be scored at the
- * configured level. Failures after that (a model that will not load, a chunking that throws) become failed rows;
- * when every row fails the sweep throws `RUN_FAILED`. Never writes files; see `writeArtifacts`.
+ * transformers model folder that does not exist, `CONFIG_INVALID` for a retriever module that is missing or does not
+ * export a factory, `RUN_INVALID` for a run file with unknown question ids or document ids (file and line), and
+ * `QUESTIONS_INVALID` when no question can be scored at the configured level. Failures after that (a model that will
+ * not load, a retriever that throws, returns unknown ids or times out) become failed rows; when every row fails the
+ * sweep throws `RUN_FAILED`. Never writes results; see `writeArtifacts`.
  */
 export async function runSweep(
-  config: SweepConfig,
+  inputConfig: SweepConfig,
   options: SweepOptions = {},
 ): Promise<{ result: SweepResult; timings: Record<string, number> }> {
   const emit = options.onEvent ?? (() => {});
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    emit({ kind: 'warning', message });
+  };
   const createdAt = (options.now ?? (() => new Date()))().toISOString();
   const timings: Record<string, number> = {};
   const tStart = performance.now();
+  const signal = options.signal ?? new AbortController().signal;
+  const checkInterrupted = () => {
+    if (signal.aborted)
+      throw new HarnessError('RUN_FAILED', 'the sweep was interrupted', {
+        remedy: 'run the same command again: finished stages are checkpointed and are not repeated',
+      });
+  };
+
+  // Objects passed in code join the config's own lists.
+  const objectProviders = new Map((options.providers ?? []).map((p) => [p.label, p]));
+  const objectRetrievers = new Map((options.retrievers ?? []).map((r) => [r.name, r]));
+  const config: SweepConfig = {
+    ...inputConfig,
+    embeddings: [...inputConfig.embeddings, ...[...objectProviders.values()].map(specOfProvider)],
+    retrievers: [
+      ...inputConfig.retrievers,
+      ...[...objectRetrievers.values()].map((r) => ({
+        name: r.name,
+        module: '(object passed to runSweep)',
+        chunking: r.chunking === undefined || r.chunking === 'none' ? { size: null, overlap: 0 } : r.chunking,
+        options: r.options ?? {},
+        timeoutMs: r.timeoutMs ?? 60_000,
+        concurrency: r.concurrency ?? 4,
+      })),
+    ],
+  };
+  checkNames(config);
 
   // 1. Load.
   emit({ kind: 'stage', stage: 'load', detail: config.datasetPath });
@@ -123,7 +209,7 @@ export async function runSweep(
       { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },
     ));
   timings.load_seconds = (performance.now() - t) / 1000;
-  for (const w of dataset.warnings) emit({ kind: 'warning', message: w });
+  for (const w of dataset.warnings) warn(w);
 
   const threshold = config.relevanceThreshold;
   const scored: Question[] = [];
@@ -151,67 +237,139 @@ export async function runSweep(
       },
     );
   }
-  if (excluded.length > 0)
-    emit({
-      kind: 'warning',
-      message: `${excluded.length} question(s) have no relevant label and are left out of the means: ${excluded
+  if (excluded.length > 0) {
+    const reasons = [...new Set(excluded.map((e) => e.reason))];
+    warn(
+      `${excluded.length} question(s) are left out of the means (${reasons.join('; ')}): ${excluded
         .slice(0, 10)
         .map((e) => e.id)
         .join(', ')}${excluded.length > 10 ? ', ...' : ''}`,
-    });
+    );
+  }
 
   preflightModels(config);
+  const factories = await loadRetrieverModules(config, objectRetrievers);
+  const docIds = new Set(dataset.docs.map((d) => d.id));
+  const runs = loadRuns(config, scored, docIds, warn);
+
   const grid = expandGrid(config);
   const maxK = Math.max(...config.topK);
-  const needsKeyword = config.modes.includes('keyword') || config.modes.includes('hybrid');
-  const needsDense = config.modes.includes('semantic') || config.modes.includes('hybrid');
+  const gridModes = new Set(grid.map((r) => r.mode));
+  const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
+  const needsDense = gridModes.has('semantic') || gridModes.has('hybrid');
+  const maxRerankDepth = Math.max(0, ...grid.map((r) => r.rerank?.depth ?? 0));
+  const rowDepth = Math.max(maxK, maxRerankDepth);
   const fuseDepth = config.hybrid.depth;
-  const depth = config.modes.includes('hybrid') ? Math.max(maxK, fuseDepth) : maxK;
+  const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
+  const questionsIn: RetrieverQuestion[] = scored.map((q) => ({ id: q.id, text: q.text }));
+  const store = new CheckpointStore(config.cacheDir, options.resume ?? true);
+  const common = { dataset: dataset.fingerprint, questions: scored.map((q) => q.id), level: config.level };
 
-  // 2. Chunk, once per chunking; 3. BM25, once per chunking.
+  // 2. Chunk, once per chunking the grid or a retriever needs.
   const tokenizer = defaultTokenizer();
-  const stages: ChunkingStage[] = [];
+  const stages = new Map<string, ChunkingStage>();
   t = performance.now();
-  const specs = expandChunkings(config);
+  const specs = neededChunkings(config);
   for (const [i, spec] of specs.entries()) {
+    checkInterrupted();
     const key = chunkingKeyOf(spec);
     emit({ kind: 'progress', stage: 'chunk', done: i, total: specs.length });
     const t0 = performance.now();
     try {
       const chunks = chunkDocuments(dataset.docs, spec, tokenizer);
       const docOf = new Map<string, string>();
+      for (const d of dataset.docs) docOf.set(d.id, d.id);
       for (const c of chunks) docOf.set(c.id, c.docId);
-      stages.push({ spec, key, chunks, docOf, seconds: (performance.now() - t0) / 1000 });
+      stages.set(key, { spec, key, chunks, docOf, seconds: (performance.now() - t0) / 1000 });
+      reportUnanswerable(key, chunks, scored, config, warn);
     } catch (e) {
-      stages.push({ spec, key, chunks: [], docOf: new Map(), seconds: 0, error: `chunking ${key} failed: ${errorText(e)}` });
+      stages.set(key, { spec, key, chunks: [], docOf: new Map(), seconds: 0, error: `chunking ${key} failed: ${errorText(e)}` });
     }
   }
   emit({ kind: 'progress', stage: 'chunk', done: specs.length, total: specs.length });
   timings.chunk_seconds = (performance.now() - t) / 1000;
 
-  t = performance.now();
-  if (needsKeyword) {
-    for (const [i, st] of stages.entries()) {
-      emit({ kind: 'progress', stage: 'keyword', done: i, total: stages.length });
-      if (st.error) continue;
+  /** Maps a returned id to a chunk id of the stage, or (document level) a document id; null when unknown. */
+  const resolverOf = (st: ChunkingStage, allowUnknown = false) => {
+    const chunkIds = new Set(st.chunks.map((c) => c.id));
+    const whole = st.spec.size === null;
+    return (id: string): string | null => {
+      if (chunkIds.has(id)) return id;
+      if (docIds.has(id)) {
+        if (whole && chunkIds.has(`${id}#0`)) return `${id}#0`;
+        return config.level === 'document' ? id : null;
+      }
+      return allowUnknown && config.level === 'document' ? id : null;
+    };
+  };
+  const ctxOf = (st: ChunkingStage, opts: Record<string, unknown>) => ({
+    documents: dataset.docs,
+    chunks: st.chunks,
+    chunking: st.spec,
+    chunkingKey: st.key,
+    options: opts,
+    signal,
+    cacheDir: path.resolve(config.cacheDir),
+  });
+
+  const rankings = new Map<string, Ranking>();
+  /** Computes a ranking unit, or takes it from its checkpoint. `keyParts` null: never checkpointed. */
+  const unit = async (
+    id: string,
+    keyParts: Record<string, unknown> | null,
+    depth: number,
+    produce: () => Promise<{ lists: Lists; buildSeconds: number; queryMs: number; info?: Record<string, unknown> }>,
+  ): Promise<Ranking> => {
+    checkInterrupted();
+    const key = keyParts ? CheckpointStore.key({ ...common, ...keyParts }) : null;
+    const cp = key ? store.get(key, depth) : undefined;
+    let r: Ranking;
+    if (cp) r = { lists: cp.lists, buildSeconds: cp.buildSeconds, queryMs: cp.queryMs, fromCheckpoint: true, ...(cp.info ? { info: cp.info } : {}) };
+    else {
       try {
-        const t0 = performance.now();
-        const index: KeywordIndex = buildKeywordIndex(st.chunks, { k1: config.bm25.k1, b: config.bm25.b });
-        const buildSeconds = (performance.now() - t0) / 1000;
-        const t1 = performance.now();
-        const lists = scored.map((q) => index.search(q.text, depth));
-        const queryMs = scored.length === 0 ? 0 : (performance.now() - t1) / scored.length;
-        st.keyword = { lists, buildSeconds, queryMs, params: { ...index.params } };
+        const p = await produce();
+        if (key) store.put(key, { ...p, depth });
+        r = { ...p, fromCheckpoint: false };
       } catch (e) {
-        st.keyword = { error: `keyword index on ${st.key} failed: ${errorText(e)}` };
+        if (signal.aborted) checkInterrupted();
+        r = { error: errorText(e) };
       }
     }
-    emit({ kind: 'progress', stage: 'keyword', done: stages.length, total: stages.length });
+    rankings.set(id, r);
+    return r;
+  };
+  const unitKeyOf = (id: string) => ({ unit: id });
+
+  // 3. BM25, once per grid chunking.
+  t = performance.now();
+  const keywordKeys = new Map<string, Record<string, unknown>>();
+  if (needsKeyword) {
+    const live = [...new Set(grid.filter((r) => r.mode === 'keyword' || r.mode === 'hybrid').map((r) => r.chunkingKey))];
+    for (const [i, ck] of live.entries()) {
+      emit({ kind: 'progress', stage: 'keyword', done: i, total: live.length });
+      const st = stages.get(ck)!;
+      const id = `${ck}.keyword`;
+      if (st.error) {
+        rankings.set(id, { error: st.error });
+        continue;
+      }
+      const parts = { kind: 'keyword', chunking: ck, k1: config.bm25.k1, b: config.bm25.b, analyser: KEYWORD_ANALYSER, engine: bm25EngineVersion() };
+      keywordKeys.set(ck, parts);
+      await unit(id, parts, baseDepth, async () => {
+        const t0 = performance.now();
+        const retriever = await keywordRetriever({ k1: config.bm25.k1, b: config.bm25.b })(ctxOf(st, {}));
+        const buildSeconds = (performance.now() - t0) / 1000;
+        const { lists, queryMs } = await collectLists('keyword', retriever, questionsIn, baseDepth, { resolveId: resolverOf(st), signal });
+        return { lists, buildSeconds, queryMs, info: { params: retriever.describe?.() ?? {} } };
+      }).then((r) => {
+        if ('error' in r) r.error = `keyword index on ${ck} failed: ${r.error}`;
+      });
+    }
+    emit({ kind: 'progress', stage: 'keyword', done: live.length, total: live.length });
   }
   timings.keyword_seconds = (performance.now() - t) / 1000;
 
-  // 4. Dense retrieval, once per model: embed every distinct text once, then search every chunking.
-  const dense = new Map<string, Map<string, DenseStage>>(); // model label -> chunking key -> stage
+  // 4. Dense retrieval, once per model: embed every distinct text once, then search every chunking; fuse.
   const embeddingInfo: Record<string, unknown>[] = [];
   let embedSeconds = 0;
   t = performance.now();
@@ -222,9 +380,26 @@ export async function runSweep(
     await Promise.all(
       models.map((spec) =>
         limit(async () => {
-          const perChunking = new Map<string, DenseStage>();
-          dense.set(spec.label, perChunking);
-          const info = await runModel(spec, config, stages, scored, depth, maxK, cache, emit, perChunking);
+          const info = await runModel({
+            spec,
+            object: objectProviders.get(spec.label),
+            config,
+            grid,
+            stages,
+            scored,
+            questionsIn,
+            baseDepth,
+            rowDepth,
+            cache,
+            emit,
+            warn,
+            unit,
+            keywordKeys,
+            rankings,
+            resolverOf,
+            ctxOf,
+            signal,
+          });
           embeddingInfo.push(info);
           embedSeconds += Number(info.embed_seconds ?? 0);
         }),
@@ -236,13 +411,82 @@ export async function runSweep(
   timings.dense_seconds = (performance.now() - t) / 1000;
   timings.embed_seconds = embedSeconds;
 
-  // 5. Score every row from the stored rankings.
+  // 5. External retrievers (modules and objects), then runs.
+  t = performance.now();
+  const retrieverInfo: Record<string, unknown>[] = [];
+  for (const entry of config.retrievers) {
+    const ck = chunkingKeyOf(entry.chunking);
+    const st = stages.get(ck)!;
+    const id = `${ck}.${entry.name}`;
+    emit({ kind: 'stage', stage: `retriever ${entry.name}`, detail: `${st.chunks.length} chunks of ${ck}` });
+    if (st.error) {
+      rankings.set(id, { error: st.error });
+      continue;
+    }
+    const obj = objectRetrievers.get(entry.name);
+    const keyParts = obj
+      ? obj.checkpointKey
+        ? { kind: 'external-object', name: entry.name, chunking: ck, key: obj.checkpointKey }
+        : null
+      : { kind: 'external', name: entry.name, chunking: ck, module: fileHash(entry.module), options: entry.options };
+    let retriever: Retriever | undefined;
+    const r = await unit(id, keyParts, rowDepth, async () => {
+      const t0 = performance.now();
+      try {
+        retriever = await factories.get(entry.name)!(ctxOf(st, entry.options));
+      } catch (e) {
+        throw new HarnessError('RETRIEVER_FAILED', `retriever ${entry.name}: its factory threw: ${errorText(e)}`, { cause: e });
+      }
+      if (!retriever || typeof retriever.search !== 'function')
+        throw new HarnessError('RETRIEVER_FAILED', `retriever ${entry.name}: the factory returned ${describeShort(retriever)}, not an object with search(question, depth)`);
+      const buildSeconds = (performance.now() - t0) / 1000;
+      const { lists, queryMs } = await collectLists(entry.name, retriever, questionsIn, rowDepth, {
+        resolveId: resolverOf(st),
+        timeoutMs: entry.timeoutMs,
+        concurrency: entry.concurrency,
+        signal,
+        onProgress: (done, total) => emit({ kind: 'progress', stage: `retriever ${entry.name}`, done, total }),
+      });
+      return { lists, buildSeconds, queryMs, info: retriever.describe?.() ?? {} };
+    });
+    try {
+      await retriever?.close?.();
+    } catch {
+      /* a failing close does not change the lists */
+    }
+    if ('error' in r) warn(r.error);
+    retrieverInfo.push({
+      name: entry.name,
+      module: entry.module,
+      chunking: ck,
+      ...('error' in r ? { error: r.error } : { fromCheckpoint: r.fromCheckpoint, describe: r.info ?? {} }),
+    });
+  }
+  for (const run of runs) {
+    const st = stages.get('none');
+    const id = `none.${run.name}`;
+    if (!st || st.error) {
+      rankings.set(id, { error: st?.error ?? 'no whole-document chunking' });
+      continue;
+    }
+    await unit(id, null, Number.MAX_SAFE_INTEGER, async () => {
+      const { lists } = await collectLists(run.name, listRetriever(run.lists), questionsIn, Number.MAX_SAFE_INTEGER, {
+        resolveId: resolverOf(st, config.dataset.labels === 'keep'),
+        signal,
+      });
+      return { lists, buildSeconds: 0, queryMs: 0 };
+    });
+  }
+  timings.external_seconds = (performance.now() - t) / 1000;
+
+  // 6. Score every row from the stored rankings.
+  checkInterrupted();
   t = performance.now();
   const configs: ConfigResult[] = [];
-  const scorer = makeScorer(config, stages, scored);
+  const scorer = makeScorer(config, [...stages.values()], scored);
   for (const [i, spec] of grid.entries()) {
     if (i % 50 === 0) emit({ kind: 'progress', stage: 'score', done: i, total: grid.length });
-    configs.push(scoreRow(spec, stages, dense, scored, scorer));
+    configs.push(scoreRow(spec, stages, rankings, scored, scorer));
   }
   emit({ kind: 'progress', stage: 'score', done: grid.length, total: grid.length });
   timings.score_seconds = (performance.now() - t) / 1000;
@@ -255,9 +499,9 @@ export async function runSweep(
       remedy: 'fix the cause above (often a model that cannot be loaded); nothing was written',
     });
   }
-  if (failed.length > 0)
-    emit({ kind: 'warning', message: `${failed.length} configuration(s) failed; see the failed rows in report.md` });
+  if (failed.length > 0) warn(`${failed.length} configuration(s) failed; see the failed rows in report.md`);
 
+  const stageList = [...stages.values()];
   const manifest: Record<string, unknown> = {
     tool: 'retrieval-sweep',
     createdAt,
@@ -276,7 +520,7 @@ export async function runSweep(
     },
     chunking: {
       tokenizer: tokenizer.name,
-      chunkings: stages.map((s) => ({
+      chunkings: stageList.map((s) => ({
         key: s.key,
         size: s.spec.size,
         overlap: s.spec.overlap,
@@ -286,17 +530,21 @@ export async function runSweep(
         ...(s.error ? { error: s.error } : {}),
       })),
     },
-    bm25: needsKeyword ? bm25Params(stages) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
-    hybrid: config.modes.includes('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth } : null,
-    retrievalDepth: depth,
+    bm25: needsKeyword ? bm25Params(rankings) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
+    hybrid: gridModes.has('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth, fusion: config.hybrid.fusion } : null,
+    retrievalDepth: baseDepth,
     ...(config.level === 'evidence' ? { evidence: { minOverlap: config.evidenceOverlap, budgets: config.evidenceBudgets, projection: scorer.projectionStats() } } : {}),
     embeddings: embeddingInfo,
+    retrievers: retrieverInfo,
+    runs: runs.map((r) => ({ name: r.name, path: r.path, questions: r.lists.size })),
+    checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length },
     relevanceThreshold: threshold,
     level: config.level,
     tieRule: TIE_RULE,
     primaryMetric: config.primaryMetric,
     packages: packageVersions(),
     node: process.version,
+    warnings,
     timings,
   };
 
@@ -314,113 +562,334 @@ export async function runSweep(
   return { result, timings };
 }
 
-/** Embeds and searches for one model across every chunking; fills `out`; returns the manifest entry. */
-async function runModel(
-  spec: EmbeddingSpec,
-  config: SweepConfig,
-  stages: ChunkingStage[],
-  scored: Question[],
-  depth: number,
-  maxK: number,
-  cache: EmbeddingCache | undefined,
-  emit: (e: SweepEvent) => void,
-  out: Map<string, DenseStage>,
-): Promise<Record<string, unknown>> {
+function describeShort(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (v === null) return 'null';
+  if (typeof v === 'function') return 'a function';
+  if (typeof v !== 'object') return `${typeof v} ${String(v)}`;
+  return `an object with keys ${Object.keys(v as object).join(', ') || '(none)'}`;
+}
+
+/** Retriever and run names must not collide with each other or with built-in id parts (objects included). */
+function checkNames(config: SweepConfig): void {
+  const seen = new Set<string>();
+  for (const n of [...config.retrievers.map((r) => r.name), ...config.runs.map((r) => r.name)]) {
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(n) || n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || seen.has(n))
+      throw new HarnessError('CONFIG_INVALID', `retriever or run name ${JSON.stringify(n)} is invalid, reserved or used twice`, {
+        location: { path: 'retrievers' },
+        remedy: 'use distinct names of letters, digits, "_" and "-", other than keyword, semantic and hybrid',
+      });
+    seen.add(n);
+  }
+  const labels = new Set<string>();
+  for (const e of config.embeddings) {
+    if (labels.has(e.label))
+      throw new HarnessError('CONFIG_INVALID', `two embedding models share the label ${e.label}`, {
+        location: { path: 'embeddings' },
+        remedy: 'give each model (and each provider object) a distinct label',
+      });
+    labels.add(e.label);
+  }
+}
+
+/**
+ * Imports every `retrievers:` module up front, so a missing module or one without a factory is the user's mistake
+ * (exit 1, nothing run), not a failed row.
+ * @throws HarnessError('CONFIG_INVALID') naming the entry's key, the path and the remedy.
+ */
+async function loadRetrieverModules(config: SweepConfig, objects: Map<string, RetrieverEntry>): Promise<Map<string, RetrieverFactory>> {
+  const out = new Map<string, RetrieverFactory>();
+  for (const [i, entry] of config.retrievers.entries()) {
+    const obj = objects.get(entry.name);
+    if (obj) {
+      if (typeof obj.factory !== 'function')
+        throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: factory is ${describeShort(obj.factory)}, not a function`, {
+          remedy: 'pass factory: async ({ documents, chunks, options, signal }) => ({ search(question, depth) { ... } })',
+        });
+      out.set(entry.name, obj.factory);
+      continue;
+    }
+    const where = { path: `retrievers[${i}].module`, ...(config.configFile ? { file: config.configFile } : {}) };
+    if (!existsSync(entry.module) || !statSync(entry.module).isFile())
+      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: no module file at ${entry.module}`, {
+        location: where,
+        remedy: 'check the path in retrievers[].module (relative paths resolve against the config file\'s folder)',
+      });
+    let mod: { default?: unknown };
+    try {
+      mod = (await import(pathToFileURL(entry.module).href)) as { default?: unknown };
+    } catch (e) {
+      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: ${entry.module} could not be imported: ${errorText(e)}`, {
+        location: where,
+        remedy: 'fix the module (an ES module, .mjs or .js with "type": "module") so that node can import it',
+        cause: e,
+      });
+    }
+    if (typeof mod.default !== 'function')
+      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: the default export of ${entry.module} is ${describeShort(mod.default)}, not a factory function`, {
+        location: where,
+        remedy: 'export default async function ({ documents, chunks, options, signal }) { return { async search(question, depth) { return [{ id, score }]; } }; }',
+      });
+    out.set(entry.name, mod.default as RetrieverFactory);
+  }
+  return out;
+}
+
+/** A run file's lists by question id, ready to be served by a {@link listRetriever}. */
+interface LoadedRun {
+  name: string;
+  path: string;
+  lists: Map<string, Hit[]>;
+}
+
+/**
+ * Reads every `runs:` file and checks it against the dataset: a qid that is not a scored question's, or a docno the
+ * corpus lacks, is refused with file and line — unless `dataset.labels: keep`, under which unknown qids are ignored and
+ * unknown docnos stay in the ranking as retrieved, unjudged documents (warned about).
+ * @throws HarnessError('RUN_INVALID') with the file and the first offending line.
+ */
+function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<string>, warn: (m: string) => void): LoadedRun[] {
+  const out: LoadedRun[] = [];
+  const qids = new Set(scored.map((q) => q.id));
+  const keep = config.dataset.labels === 'keep';
+  for (const entry of config.runs) {
+    const run = readRun(entry.path);
+    const lines = readFileSync(entry.path, 'utf8').split('\n');
+    const lineOf = (pred: (f: string[]) => boolean) => lines.findIndex((l) => pred(l.trim().split(/\s+/))) + 1;
+    const unknownQ = [...run.keys()].filter((q) => !qids.has(q));
+    const unknownD = new Set<string>();
+    for (const entries of run.values()) for (const e of entries) if (!docIds.has(e.docno)) unknownD.add(e.docno);
+    if (!keep && unknownQ.length > 0) {
+      const line = lineOf((f) => f[0] === unknownQ[0]);
+      throw new HarnessError('RUN_INVALID', `run ${entry.name}: question id ${JSON.stringify(unknownQ[0])} is not a scored question of the dataset (${unknownQ.length} unknown qid(s) in all)`, {
+        location: { file: entry.path, line },
+        remedy: 'use the dataset\'s question ids in the run, or set dataset.labels: keep to ignore unknown qids',
+      });
+    }
+    if (!keep && unknownD.size > 0) {
+      const first = [...unknownD][0];
+      const line = lineOf((f) => f[2] === first);
+      throw new HarnessError('RUN_INVALID', `run ${entry.name}: docno ${JSON.stringify(first)} is not a document of the dataset (${unknownD.size} unknown docno(s) in all)`, {
+        location: { file: entry.path, line },
+        remedy: 'use the dataset\'s document ids, or set dataset.labels: keep to score unknown docnos as unjudged',
+      });
+    }
+    if (unknownQ.length > 0) warn(`run ${entry.name}: ${unknownQ.length} question id(s) not in the dataset are ignored (dataset.labels: keep)`);
+    if (unknownD.size > 0) warn(`run ${entry.name}: ${unknownD.size} docno(s) not in the corpus are kept as unjudged documents (dataset.labels: keep)`);
+    const missing = scored.filter((q) => !run.has(q.id)).length;
+    if (missing > 0) warn(`run ${entry.name}: ${missing} scored question(s) have no line in the run; they score 0 (trec_eval -c)`);
+    const lists = new Map<string, Hit[]>();
+    for (const [q, entries] of run) {
+      if (!qids.has(q)) continue;
+      // trec_eval keeps one line per (qid, docno); a repeated docno keeps its best score.
+      const best = new Map<string, number>();
+      for (const e of entries) best.set(e.docno, Math.max(best.get(e.docno) ?? -Infinity, e.score));
+      lists.set(q, [...best].map(([id, score]) => ({ id, score })));
+    }
+    out.push({ name: entry.name, path: entry.path, lists });
+  }
+  return out;
+}
+
+/** Warns about questions that cannot be answered on a chunking: every relevant document yields no chunk. */
+function reportUnanswerable(key: string, chunks: Chunk[], scored: Question[], config: SweepConfig, warn: (m: string) => void): void {
+  if (config.level !== 'document') return;
+  const withChunks = new Set(chunks.map((c) => c.docId));
+  const bad = scored.filter((q) => Object.entries(q.relevant).every(([d, g]) => g < config.relevanceThreshold || !withChunks.has(d)));
+  if (bad.length > 0)
+    warn(
+      `chunking ${key}: ${bad.length} question(s) are unanswerable, every relevant document yields no chunk (empty text): ${bad
+        .slice(0, 10)
+        .map((q) => q.id)
+        .join(', ')}${bad.length > 10 ? ', ...' : ''}`,
+    );
+}
+
+/** wink-bm25-text-search's version: part of the keyword checkpoint key. */
+function bm25EngineVersion(): string {
+  return packageVersions()['wink-bm25-text-search'] ?? 'unknown';
+}
+
+/** What {@link runModel} needs from the sweep. */
+interface ModelContext {
+  spec: EmbeddingSpec;
+  /** A provider passed as an object (library use) instead of one created from the spec. */
+  object: EmbeddingProvider | undefined;
+  config: SweepConfig;
+  grid: ConfigSpec[];
+  stages: Map<string, ChunkingStage>;
+  scored: Question[];
+  questionsIn: RetrieverQuestion[];
+  baseDepth: number;
+  rowDepth: number;
+  cache: EmbeddingCache | undefined;
+  emit: (e: SweepEvent) => void;
+  warn: (m: string) => void;
+  unit: (
+    id: string,
+    keyParts: Record<string, unknown> | null,
+    depth: number,
+    produce: () => Promise<{ lists: Lists; buildSeconds: number; queryMs: number; info?: Record<string, unknown> }>,
+  ) => Promise<Ranking>;
+  keywordKeys: Map<string, Record<string, unknown>>;
+  rankings: Map<string, Ranking>;
+  resolverOf: (st: ChunkingStage) => (id: string) => string | null;
+  ctxOf: (st: ChunkingStage, opts: Record<string, unknown>) => Parameters<RetrieverFactory>[0];
+  signal: AbortSignal;
+}
+
+/**
+ * One model across every chunking that uses it: the semantic unit per chunking and the hybrid units (one per fusion
+ * setting) fused from it and the chunking's keyword unit. Embeds lazily: when every unit comes from a checkpoint,
+ * nothing is embedded. Fills `m.rankings`; returns the manifest entry.
+ */
+async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
+  const { spec, emit, stages } = m;
   const info: Record<string, unknown> = { label: spec.label, model: spec.model };
-  let provider;
+  const rows = m.grid.filter((r) => r.embedding === spec.label && (r.mode === 'semantic' || r.mode === 'hybrid'));
+  const chunkKeys = [...new Set(rows.map((r) => r.chunkingKey))];
+  const hybridRows = new Map<string, ConfigSpec>(); // ranking id (no rerank) → a row of it
+  for (const r of rows) if (r.mode === 'hybrid') hybridRows.set(rankingId({ ...r, rerank: null }), r);
+  const failAll = (msg: string) => {
+    for (const ck of chunkKeys) m.rankings.set(`${ck}.semantic.${spec.label}`, { error: msg });
+    for (const id of hybridRows.keys()) m.rankings.set(id, { error: msg });
+  };
+
+  let provider: EmbeddingProvider;
   try {
     emit({ kind: 'stage', stage: `embed ${spec.label}`, detail: 'loading model' });
     const t0 = performance.now();
-    provider = await createProvider(spec, {
-      cacheDir: path.resolve(config.cacheDir),
-      // Only a one-time derived file reports progress (the GloVe binary table, built on first use).
-      onProgress: (done, total) => emit({ kind: 'progress', stage: `${spec.label} one-time table`, done, total }),
-    });
+    provider =
+      m.object ??
+      (await createProvider(spec, {
+        cacheDir: path.resolve(m.config.cacheDir),
+        // Only a one-time derived file reports progress (the GloVe binary table, built on first use).
+        onProgress: (done, total) => emit({ kind: 'progress', stage: `${spec.label} one-time table`, done, total }),
+      }));
     info.load_seconds = (performance.now() - t0) / 1000;
   } catch (e) {
     const msg = `embedding model ${spec.label} could not be loaded: ${errorText(e)}`;
-    for (const st of stages) out.set(st.key, { error: msg });
+    failAll(msg);
     info.error = msg;
-    emit({ kind: 'warning', message: msg });
+    m.warn(msg);
     return info;
   }
-  try {
-    const live = stages.filter((s) => !s.error);
-    const allTexts: string[] = [];
-    for (const st of live) for (const c of st.chunks) allTexts.push(c.text);
-    const stage = `embed ${spec.label}`;
-    const docs = await embedTexts(provider, allTexts, 'document', {
-      ...(cache ? { cache } : {}),
-      batchSize: spec.batchSize,
-      onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
-    });
-    const queries = await embedTexts(provider, scored.map((q) => q.text), 'query', {
-      ...(cache ? { cache } : {}),
-      batchSize: spec.batchSize,
-    });
-    // Query latency must be the model's, not the cache's: time a sample of questions embedded afresh, one at a time
-    // (as a live system embeds them), whatever the cache holds.
-    const probe = scored.slice(0, LATENCY_PROBE).map((q) => q.text);
-    // One untimed call first: a model's first call (worker start-up, lazy kernels) is not a query's latency.
-    if (probe.length > 0) await provider.embedBatch([probe[0]], 'query');
-    const tq = performance.now();
-    for (const text of probe) await provider.embedBatch([text], 'query');
-    const probeSeconds = (performance.now() - tq) / 1000;
-    const queryEmbedMs = probe.length === 0 ? 0 : (probeSeconds * 1000) / probe.length;
-    info.query_latency_probe = { questions: probe.length, ms_per_query: queryEmbedMs };
-    const stats: EmbedStats[] = [docs.stats, queries.stats];
-    emit({
-      kind: 'stage',
-      stage: `embed ${spec.label}`,
-      detail: `${docs.stats.distinct} distinct chunk texts: ${docs.stats.cacheHits} from the cache, ${docs.stats.cacheMisses} embedded in ${docs.stats.embedSeconds.toFixed(1)} s`,
-    });
-    info.describe = provider.describe();
-    info.documents = docs.stats;
-    info.queries = queries.stats;
-    // Inference for the chunks and questions the sweep needed; the latency probe is reported apart.
-    info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
-    info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
-    info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
-    info.truncated = provider.truncatedCount();
 
-    let offset = 0;
-    for (const st of live) {
-      const vectors = docs.vectors.slice(offset, offset + st.chunks.length);
-      offset += st.chunks.length;
-      try {
+  const modelKey = { model: spec.model, documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') };
+  type Embedded = { docs: Map<string, Float32Array>; queries: Map<string, Float32Array>; docSeconds: number; probeMs: number };
+  let embedded: Promise<Embedded> | undefined;
+  const ensureEmbedded = (): Promise<Embedded> =>
+    (embedded ??= (async () => {
+      const allTexts: string[] = [];
+      for (const ck of chunkKeys) {
+        const st = stages.get(ck)!;
+        if (!st.error) for (const c of st.chunks) allTexts.push(c.text);
+      }
+      const stage = `embed ${spec.label}`;
+      const docs = await embedTexts(provider, allTexts, 'document', {
+        ...(m.cache ? { cache: m.cache } : {}),
+        batchSize: spec.batchSize,
+        onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
+      });
+      const queryTexts = m.scored.map((q) => q.text);
+      const queries = await embedTexts(provider, queryTexts, 'query', {
+        ...(m.cache ? { cache: m.cache } : {}),
+        batchSize: spec.batchSize,
+      });
+      // Query latency must be the model's, not the cache's: time a sample of questions embedded afresh, one at a time
+      // (as a live system embeds them), whatever the cache holds.
+      const probe = m.scored.slice(0, LATENCY_PROBE).map((q) => q.text);
+      // One untimed call first: a model's first call (worker start-up, lazy kernels) is not a query's latency.
+      if (probe.length > 0) await provider.embedBatch([probe[0]], 'query');
+      const tq = performance.now();
+      for (const text of probe) await provider.embedBatch([text], 'query');
+      const probeSeconds = (performance.now() - tq) / 1000;
+      const probeMs = probe.length === 0 ? 0 : (probeSeconds * 1000) / probe.length;
+      info.query_latency_probe = { questions: probe.length, ms_per_query: probeMs };
+      const stats: EmbedStats[] = [docs.stats, queries.stats];
+      emit({
+        kind: 'stage',
+        stage,
+        detail: `${docs.stats.distinct} distinct chunk texts: ${docs.stats.cacheHits} from the cache, ${docs.stats.cacheMisses} embedded in ${docs.stats.embedSeconds.toFixed(1)} s`,
+      });
+      info.documents = docs.stats;
+      info.queries = queries.stats;
+      // Inference for the chunks and questions the sweep needed; the latency probe is reported apart.
+      info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
+      info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
+      info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
+      const docMap = new Map<string, Float32Array>();
+      allTexts.forEach((text, i) => docMap.set(text, docs.vectors[i]));
+      const queryMap = new Map<string, Float32Array>();
+      queryTexts.forEach((text, i) => queryMap.set(text, queries.vectors[i]));
+      return { docs: docMap, queries: queryMap, docSeconds: docs.stats.embedSeconds, probeMs };
+    })());
+
+  try {
+    for (const ck of chunkKeys) {
+      const st = stages.get(ck)!;
+      const semId = `${ck}.semantic.${spec.label}`;
+      if (st.error) {
+        m.rankings.set(semId, { error: st.error });
+        for (const [id, r] of hybridRows) if (r.chunkingKey === ck) m.rankings.set(id, { error: st.error });
+        continue;
+      }
+      const semParts = { kind: 'semantic', chunking: ck, ...modelKey };
+      const sem = await m.unit(semId, semParts, m.baseDepth, async () => {
+        const e = await ensureEmbedded();
         const t1 = performance.now();
-        const index = buildVectorIndex(
-          st.chunks.map((c) => c.id),
-          vectors,
-        );
-        const buildSeconds = (performance.now() - t1) / 1000 + docs.stats.embedSeconds;
-        const t2 = performance.now();
-        const semLists = queries.vectors.map((v) => index.search(v, depth));
-        const semMs = scored.length === 0 ? 0 : (performance.now() - t2) / scored.length + queryEmbedMs;
-        const entry: DenseStage = {
-          semantic: { lists: semLists.map((l) => l.slice(0, Math.max(maxK, 0))), buildSeconds, queryMs: semMs },
-        };
-        if (config.modes.includes('hybrid')) {
-          if (st.keyword && 'lists' in st.keyword) {
-            const kw = st.keyword;
-            const t3 = performance.now();
-            const fused = semLists.map((sem, j) =>
-              reciprocalRankFusion([kw.lists[j], sem], { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth }).slice(0, maxK),
-            );
-            const fuseMs = scored.length === 0 ? 0 : (performance.now() - t3) / scored.length;
-            entry.hybrid = { lists: fused, queryMs: semMs + kw.queryMs + fuseMs };
-          }
+        const retriever = await semanticRetriever({
+          embed: async (texts, role) => texts.map((text) => (role === 'document' ? e.docs : e.queries).get(text)!),
+        })(m.ctxOf(st, {}));
+        const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
+        const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
+          resolveId: m.resolverOf(st),
+          signal: m.signal,
+        });
+        return { lists, buildSeconds, queryMs: queryMs + e.probeMs };
+      });
+      if ('error' in sem) {
+        sem.error = `semantic index on ${ck} with ${spec.label} failed: ${sem.error}`;
+        for (const [id, r] of hybridRows) if (r.chunkingKey === ck) m.rankings.set(id, { error: sem.error });
+        continue;
+      }
+      const kw = m.rankings.get(`${ck}.keyword`);
+      for (const [id, row] of hybridRows) {
+        if (row.chunkingKey !== ck) continue;
+        if (!kw || 'error' in kw) {
+          m.rankings.set(id, { error: kw && 'error' in kw ? kw.error : 'keyword index was not built' });
+          continue;
         }
-        out.set(st.key, entry);
-      } catch (e) {
-        out.set(st.key, { error: `semantic index on ${st.key} with ${spec.label} failed: ${errorText(e)}` });
+        const fusion = row.fusion!;
+        const parts = { kind: 'hybrid', keyword: m.keywordKeys.get(ck) ?? null, semantic: semParts, fusion, depth: m.config.hybrid.depth };
+        // Stored at the fusion depth, so a later sweep with a larger k reuses the checkpoint.
+        await m.unit(id, parts, m.baseDepth, async () => {
+          const byQuestion = (lists: Lists) => new Map(m.scored.map((q, j) => [q.id, lists[j]]));
+          const retriever = hybridRetriever({
+            keyword: listRetriever(byQuestion(kw.lists)),
+            semantic: listRetriever(byQuestion(sem.lists)),
+            fusion,
+            depth: m.config.hybrid.depth,
+          });
+          const { lists, queryMs } = await collectLists(row.retriever, retriever, m.questionsIn, m.baseDepth, {
+            resolveId: m.resolverOf(st),
+            signal: m.signal,
+          });
+          return { lists, buildSeconds: kw.buildSeconds + sem.buildSeconds, queryMs: queryMs + kw.queryMs + sem.queryMs };
+        });
       }
     }
+    info.describe = provider.describe();
+    info.truncated = provider.truncatedCount();
+    const st = (provider as { stats?: () => Record<string, number> }).stats?.();
+    if (st) info.server = st;
+    if (!embedded) info.from_checkpoint = true;
   } catch (e) {
     const msg = `embedding with ${spec.label} failed: ${errorText(e)}`;
-    for (const st of stages) if (!out.has(st.key)) out.set(st.key, { error: msg });
+    for (const ck of chunkKeys) if (!m.rankings.has(`${ck}.semantic.${spec.label}`)) m.rankings.set(`${ck}.semantic.${spec.label}`, { error: msg });
+    for (const id of hybridRows.keys()) if (!m.rankings.has(id)) m.rankings.set(id, { error: msg });
     info.error = msg;
-    emit({ kind: 'warning', message: msg });
+    m.warn(msg);
   } finally {
     await provider.close();
   }
@@ -546,11 +1015,11 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
   };
 }
 
-/** Scores one grid row from the stored rankings (a prefix of length k of each list). */
+/** Scores one grid row from its ranking unit (a prefix of length k of each list). */
 function scoreRow(
   spec: ConfigSpec,
-  stages: ChunkingStage[],
-  dense: Map<string, Map<string, DenseStage>>,
+  stages: Map<string, ChunkingStage>,
+  rankings: Map<string, Ranking>,
   scored: Question[],
   scorer: Scorer,
 ): ConfigResult {
@@ -564,35 +1033,13 @@ function scoreRow(
     meanQueryMs: 0,
     perQuery: [],
   });
-  const st = stages.find((s) => s.key === spec.chunkingKey);
+  const st = stages.get(spec.chunkingKey);
   if (!st) return failed(`no chunking ${spec.chunkingKey}`);
   if (st.error) return failed(st.error);
-  let lists: Lists;
-  let buildSeconds = st.seconds;
-  let queryMs = 0;
-  if (spec.mode === 'keyword') {
-    if (!st.keyword) return failed('keyword index was not built');
-    if ('error' in st.keyword) return failed(st.keyword.error);
-    lists = st.keyword.lists;
-    buildSeconds += st.keyword.buildSeconds;
-    queryMs = st.keyword.queryMs;
-  } else {
-    const d = dense.get(spec.embedding ?? '')?.get(spec.chunkingKey);
-    if (!d) return failed(`no ${spec.mode} results for ${spec.embedding} on ${spec.chunkingKey}`);
-    if (d.error) return failed(d.error);
-    if (spec.mode === 'semantic') {
-      if (!d.semantic) return failed('semantic index was not built');
-      lists = d.semantic.lists;
-      buildSeconds += d.semantic.buildSeconds;
-      queryMs = d.semantic.queryMs;
-    } else {
-      if (!st.keyword || 'error' in st.keyword) return failed(st.keyword && 'error' in st.keyword ? st.keyword.error : 'keyword index was not built');
-      if (!d.hybrid || !d.semantic) return failed('hybrid lists were not built');
-      lists = d.hybrid.lists;
-      buildSeconds += d.semantic.buildSeconds + st.keyword.buildSeconds;
-      queryMs = d.hybrid.queryMs;
-    }
-  }
+  const ranking = rankings.get(rankingId(spec));
+  if (!ranking) return failed(`no ${spec.retriever} results on ${spec.chunkingKey}`);
+  if ('error' in ranking) return failed(ranking.error);
+  const lists = ranking.lists;
   try {
     const perQuery: QueryDetail[] = [];
     const sums = new Map<string, number>();
@@ -609,15 +1056,23 @@ function scoreRow(
     }
     const means: Record<string, number> = {};
     for (const [name, sum] of sums) means[name] = scored.length === 0 ? 0 : sum / scored.length;
-    return { config: spec, status: 'ok', means, questions: scored.length, buildSeconds, meanQueryMs: queryMs, perQuery };
+    return {
+      config: spec,
+      status: 'ok',
+      means,
+      questions: scored.length,
+      buildSeconds: st.seconds + ranking.buildSeconds,
+      meanQueryMs: ranking.queryMs,
+      perQuery,
+    };
   } catch (e) {
     return failed(`scoring failed: ${errorText(e)}`);
   }
 }
 
-/** The effective BM25 parameters reported by the first keyword index that was built. */
-function bm25Params(stages: ChunkingStage[]): Record<string, unknown> | undefined {
-  for (const s of stages) if (s.keyword && 'params' in s.keyword) return s.keyword.params;
+/** The effective BM25 parameters reported by the first keyword unit that was built. */
+function bm25Params(rankings: Map<string, Ranking>): Record<string, unknown> | undefined {
+  for (const [id, r] of rankings) if (id.endsWith('.keyword') && 'lists' in r && r.info?.params) return r.info.params as Record<string, unknown>;
   return undefined;
 }
 

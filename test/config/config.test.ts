@@ -33,7 +33,7 @@ describe('config schema', () => {
     const c = parseConfig({ dataset: { path: 'x' }, modes: ['keyword'] });
     expect(c.name).toBe('sweep');
     expect(c.topK).toEqual([1, 3, 5, 10]);
-    expect(c.hybrid).toEqual({ rrfK: 60, depth: 50 });
+    expect(c.hybrid).toEqual({ rrfK: 60, depth: 50, fusion: [{ method: 'rrf', k: 60 }] });
     expect(c.bm25).toEqual({ k1: 1.2, b: 0.75 });
     expect(c.chunking).toEqual({ sizes: ['none'], overlaps: [0] });
     expect(c.primary).toEqual({ family: 'ndcg', k: 10 });

@@ -17,7 +17,7 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const tiny = path.resolve(here, '../fixtures/sweep/tiny');
 
 /** Runs a sweep on the tiny fixture and writes its artifacts into a fresh temp folder. */
-async function sweepAndWrite(overrides: Record<string, unknown>): Promise<{ dir: string; result: SweepResult }> {
+async function sweepAndWrite(overrides: Record<string, unknown>, resume = true): Promise<{ dir: string; result: SweepResult }> {
   const config = parseConfig({
     name: 'tiny',
     dataset: { path: tiny },
@@ -29,7 +29,7 @@ async function sweepAndWrite(overrides: Record<string, unknown>): Promise<{ dir:
     statistics: { seed: 7, resamples: 1000, alpha: 0.05 },
     ...overrides,
   });
-  const { result: raw } = await runSweep(config, { now: () => new Date('2026-01-01T00:00:00Z') });
+  const { result: raw } = await runSweep(config, { now: () => new Date('2026-01-01T00:00:00Z'), resume });
   const analysis = analyze(raw, { seed: 7, resamples: 1000 });
   const result = withStatistics(raw, analysis);
   const dir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-out-')), 'results');
@@ -316,7 +316,8 @@ describe('semantic and hybrid through the transformers.js provider (tiny offline
     expect(e1.documents.distinct).toBe(5);
     expect(e1.documents.cacheMisses).toBe(5);
 
-    const second = await sweepAndWrite({ ...grid, topK: [1, 3, 5, 10] });
+    // Without checkpoints the rankings are recomputed from cached vectors: nothing is embedded again.
+    const second = await sweepAndWrite({ ...grid, topK: [1, 3, 5, 10] }, false);
     const e2 = (second.result.manifest.embeddings as EmbInfo[])[0];
     expect(e2.documents.cacheMisses).toBe(0);
     expect(e2.queries.cacheMisses).toBe(0);
@@ -325,5 +326,17 @@ describe('semantic and hybrid through the transformers.js provider (tiny offline
     const a = first.result.configs.find((c) => c.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
     const b = second.result.configs.find((c) => c.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
     expect(b.perQuery).toEqual(a.perQuery);
+
+    // With checkpoints (the default) every ranking unit is reused: the model embeds nothing at all.
+    const third = await sweepAndWrite({ ...grid, topK: [1, 3, 5, 10] });
+    const e3 = (third.result.manifest.embeddings as (EmbInfo & { from_checkpoint?: boolean })[])[0];
+    expect(e3.from_checkpoint).toBe(true);
+    expect(e3.documents).toBeUndefined();
+    const cp = third.result.manifest.checkpoints as { reused: number; written: number };
+    // 2 chunkings x (keyword, semantic, hybrid) = 6 units, all reused, none written.
+    expect(cp).toMatchObject({ reused: 6, written: 0 });
+    const c = third.result.configs.find((x) => x.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
+    expect(c.perQuery).toEqual(a.perQuery);
+    for (const row of second.result.configs) expect(third.result.configs.find((x) => x.config.id === row.config.id)!.means).toEqual(row.means);
   });
 });

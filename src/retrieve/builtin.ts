@@ -1,0 +1,88 @@
+/**
+ * The built-in retrievers, written against the same public interface a user's module implements
+ * (src/retrieve/retriever.ts): keyword BM25, semantic exact cosine, and hybrid fusion of two retrievers.
+ */
+import type { EmbedRole } from '../embed/provider.js';
+import type { Hit } from '../types.js';
+import { buildKeywordIndex, type Bm25Params } from './bm25.js';
+import { buildVectorIndex } from './semantic.js';
+import { fuseTwo, type FusionSetting } from './fusion.js';
+import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, RetrieverQuestion } from './retriever.js';
+
+/**
+ * BM25 over the chunks (src/retrieve/bm25.ts: our analyser, wink-bm25-text-search's formula, `k1`/`b`); hits are
+ * chunk ids with BM25 scores > 0, at most `depth`. `describe()` gives the effective parameters.
+ * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] (when the factory runs).
+ */
+export function keywordRetriever(params: Partial<Bm25Params> = {}): RetrieverFactory {
+  return (ctx: RetrieverContext): Retriever => {
+    const index = buildKeywordIndex(ctx.chunks, params);
+    return {
+      search: (q, depth) => index.search(q.text, depth),
+      describe: () => ({ ...index.params }),
+    };
+  };
+}
+
+/** Embeds texts for a role: one vector per text, in order (e.g. `embedTexts(provider, texts, role, {cache})`). */
+export type Embedder = (texts: readonly string[], role: EmbedRole) => Promise<readonly Float32Array[]>;
+
+/**
+ * Exact cosine over the chunks' embeddings (src/retrieve/semantic.ts); every chunk gets a score in [-1, 1], so each
+ * question gets min(depth, chunks) hits. Chunks are embedded once when the factory runs; questions in one batch per
+ * `searchBatch` call.
+ */
+export function semanticRetriever(options: { embed: Embedder }): RetrieverFactory {
+  return async (ctx: RetrieverContext): Promise<Retriever> => {
+    const vectors = await options.embed(
+      ctx.chunks.map((c) => c.text),
+      'document',
+    );
+    const index = buildVectorIndex(
+      ctx.chunks.map((c) => c.id),
+      vectors as Float32Array[],
+    );
+    const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number): Promise<RetrievedHit[][]> => {
+      const qv = await options.embed(
+        qs.map((q) => q.text),
+        'query',
+      );
+      return qv.map((v) => index.search(v, depth));
+    };
+    return {
+      search: async (q, depth) => (await searchBatch([q], depth))[0],
+      searchBatch,
+      describe: () => ({ engine: index.engine, vectors: index.size, dimensions: index.dimensions }),
+    };
+  };
+}
+
+/**
+ * Hybrid: fuses a keyword and a semantic retriever's lists (each asked for `depth` hits) with one fusion setting
+ * (plain or weighted RRF, or convex fusion of normalised scores; src/retrieve/fusion.ts). Ids of the two lists must
+ * be of the same kind (both chunk ids of one chunking).
+ */
+export function hybridRetriever(parts: { keyword: Retriever; semantic: Retriever; fusion: FusionSetting; depth: number }): Retriever {
+  const both = async (qs: readonly RetrieverQuestion[], signal: AbortSignal): Promise<[Hit[][], Hit[][]]> => {
+    const get = async (r: Retriever): Promise<Hit[][]> =>
+      r.searchBatch ? r.searchBatch(qs, parts.depth, signal) : Promise.all(qs.map(async (q) => r.search(q, parts.depth, signal)));
+    return [await get(parts.keyword), await get(parts.semantic)];
+  };
+  const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number, signal: AbortSignal): Promise<RetrievedHit[][]> => {
+    const [kw, sem] = await both(qs, signal);
+    return qs.map((_, j) => fuseTwo(kw[j], sem[j], parts.fusion, parts.depth).slice(0, depth));
+  };
+  return {
+    search: async (q, depth, signal) => (await searchBatch([q], depth, signal))[0],
+    searchBatch,
+    describe: () => ({ fusion: parts.fusion, depth: parts.depth }),
+  };
+}
+
+/**
+ * A retriever that serves precomputed lists (question id → hits), e.g. a TREC run or lists checkpointed earlier.
+ * A question it has no list for gets `[]`.
+ */
+export function listRetriever(lists: ReadonlyMap<string, readonly Hit[]>): Retriever {
+  return { search: (q, depth) => (lists.get(q.id) ?? []).slice(0, depth) };
+}
