@@ -1,6 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
+import { fileURLToPath } from 'node:url';
+
 export default defineConfig({
+  // Examples import the package by name, as users do; under vitest that name is the sources.
+  resolve: { alias: { 'retrieval-sweep': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,

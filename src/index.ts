@@ -45,7 +45,24 @@ export { compareByRule, rankByRule, TIE_RULE } from './retrieve/rank.js';
 export { buildKeywordIndex, type KeywordIndex, type Bm25Params } from './retrieve/bm25.js';
 export { keywordTokens } from './retrieve/tokenize.js';
 export { buildVectorIndex, type VectorIndex } from './retrieve/semantic.js';
-export { reciprocalRankFusion, type RrfOptions } from './retrieve/fusion.js';
+export {
+  reciprocalRankFusion,
+  weightedRrf,
+  convexFusion,
+  normalizeScores,
+  fuse,
+  fuseTwo,
+  fusionKey,
+  type RrfOptions,
+  type ConvexOptions,
+  type WeightedRrfOptions,
+  type Normalization,
+  type FusionSetting,
+  type RunMap,
+} from './retrieve/fusion.js';
+export type { Retriever, RetrieverFactory, RetrieverContext, RetrieverQuestion, RetrievedHit } from './retrieve/retriever.js';
+export { keywordRetriever, semanticRetriever, hybridRetriever, listRetriever, type Embedder } from './retrieve/builtin.js';
+export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
 
 // score
 export { parseMeasure, formatMeasure, measuresAtK, MEASURE_FAMILIES, type Measure, type MeasureFamily } from './score/measures.js';
@@ -60,5 +77,7 @@ export { renderReports, type RenderedReports } from './report/render.js';
 export { compareSweeps } from './report/compare.js';
 
 // run
-export { runSweep, type SweepEvent, type SweepOptions } from './run/sweep.js';
+export { runSweep, type SweepEvent, type SweepOptions, type RetrieverEntry } from './run/sweep.js';
+export { collectLists, type CollectOptions } from './run/retrieve.js';
+export { CheckpointStore, CHECKPOINT_FORMAT } from './run/checkpoint.js';
 export { writeArtifacts, loadSweepResult } from './run/artifacts.js';

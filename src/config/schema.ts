@@ -245,12 +245,6 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
       return [['primaryMetric', `primaryMetric (${c.primaryMetric}) has k = ${m.k}, which is not in topK [${c.topK.join(', ')}]; add ${m.k} to topK or pick a listed k`]];
     return [];
   },
-  function embeddingsForDenseModes(c) {
-    const dense = c.modes.filter((m) => m !== 'keyword');
-    if (dense.length > 0 && c.embeddings.length === 0)
-      return [['embeddings', `modes ${dense.join(', ')} need at least one embedding model (e.g. embeddings: [use-lite])`]];
-    return [];
-  },
   function hybridDepthCoversK(c) {
     const maxK = Math.max(...c.topK);
     if (c.modes.includes('hybrid') && c.hybrid.depth < maxK)
@@ -428,4 +422,17 @@ export function loadConfigFile(file: string): SweepConfig {
 }
 
 /** The measure families every configuration row is scored on. */
+/**
+ * Semantic and hybrid modes need a model: the config's `embeddings` or providers passed to `runSweep` as objects.
+ * @throws HarnessError('CONFIG_INVALID') naming the key and the remedy.
+ */
+export function checkModelsForDenseModes(config: Pick<SweepConfig, 'modes' | 'embeddings' | 'configFile'>): void {
+  const dense = config.modes.filter((m) => m !== 'keyword');
+  if (dense.length > 0 && config.embeddings.length === 0)
+    throw new HarnessError('CONFIG_INVALID', `invalid config:\n  - embeddings: modes ${dense.join(', ')} need at least one embedding model (e.g. embeddings: [use-lite])`, {
+      location: config.configFile ? { file: config.configFile, path: 'embeddings' } : { path: 'embeddings' },
+      remedy: 'list a model under embeddings, or drop semantic and hybrid from modes',
+    });
+}
+
 export const ROW_FAMILIES = MEASURE_FAMILIES.filter((f) => f !== 'r_precision');

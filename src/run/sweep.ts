@@ -37,7 +37,7 @@ import { measuresAtK } from '../score/measures.js';
 import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
-import { ROW_FAMILIES } from '../config/schema.js';
+import { ROW_FAMILIES, checkModelsForDenseModes } from '../config/schema.js';
 import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
@@ -192,6 +192,7 @@ export async function runSweep(
     ],
   };
   checkNames(config);
+  checkModelsForDenseModes(config);
 
   // 1. Load.
   emit({ kind: 'stage', stage: 'load', detail: config.datasetPath });

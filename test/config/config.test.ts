@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfigFile, parseConfig } from '../../src/config/schema.js';
+import { checkModelsForDenseModes, loadConfigFile, parseConfig } from '../../src/config/schema.js';
 import { expandGrid, expandChunkings, configId } from '../../src/config/expand.js';
-import { HarnessError } from '../../src/errors.js';
+import { HarnessError, isHarnessError } from '../../src/errors.js';
 
 const base = {
   name: 'demo',
@@ -80,9 +80,16 @@ describe('config schema', () => {
     expect(e.message).toContain('unknown key(s) topk');
   });
 
-  it('needs an embedding model for semantic and hybrid modes', () => {
-    const e = configError({ ...base, embeddings: [] });
-    expect(e.message).toContain('modes semantic, hybrid need at least one embedding model');
+  it('needs an embedding model for semantic and hybrid modes (checked when the sweep starts: providers may come as objects)', () => {
+    const c = parseConfig({ ...base, embeddings: [] });
+    let e: unknown;
+    try {
+      checkModelsForDenseModes(c);
+    } catch (x) {
+      e = x;
+    }
+    expect(isHarnessError(e, 'CONFIG_INVALID')).toBe(true);
+    expect((e as Error).message).toContain('modes semantic, hybrid need at least one embedding model');
   });
 
   it('needs hybrid.depth >= the largest k', () => {
