@@ -382,6 +382,7 @@ async function runModel(
     info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
     info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
     info.truncated = provider.truncatedCount();
+    if (provider.stats) info.server = provider.stats(); // requests, retries, retryWaitSeconds, promptTokens
 
     let offset = 0;
     for (const st of live) {
