@@ -5,7 +5,7 @@
  * and redacted from every error message.
  *
  * What is retried (each retry counts in {@link HttpStats.retries} and its wait in `retryWaitSeconds`):
- * - HTTP 408, 409, 425, 429 and every 5xx, honouring `Retry-After` (integer seconds or an HTTP-date) when present;
+ * - HTTP 408 (request timeout), 429 and every 5xx, honouring `Retry-After` (integer seconds or an HTTP-date) when present;
  * - a timeout (no complete response within `timeoutMs`, body included);
  * - a connection reset or closed mid-response (`ECONNRESET`, `EPIPE`, undici's `UND_ERR_SOCKET`, ...);
  * - a response the caller's `parse` rejects with {@link InvalidResponse} (wrong count, missing or duplicate `index`,
@@ -126,7 +126,7 @@ export class HttpFailure extends Error {
 }
 
 /** Statuses retried besides 5xx. */
-const RETRY_STATUS = new Set([408, 409, 425, 429]);
+const RETRY_STATUS = new Set([408, 429]);
 /** Network error codes that mean "nobody is there" and are not retried. */
 const NO_RETRY_ERRNO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
 
