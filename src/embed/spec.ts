@@ -63,7 +63,10 @@ export interface EmbeddingSpec {
 export interface ServerEmbeddingOptions {
   /** Base URL the `/embeddings` path is appended to, e.g. `http://127.0.0.1:8080/v1` (required). */
   baseUrl: string;
-  /** Name of the environment variable holding the API key (sent as `Authorization: Bearer`); null = no key. */
+  /**
+   * Name of the environment variable holding the API key (sent as `Authorization: Bearer`); null = no key. Capital
+   * letters, digits and `_` only, so a pasted key (which has lowercase letters) is refused, and never echoed.
+   */
   apiKeyEnv: string | null;
   /** `dimensions` sent to the server (OpenAI text-embedding-3-*, Matryoshka models); null = the model's own length. */
   dimensions: number | null;
@@ -180,7 +183,7 @@ export const embeddingSpecObjectSchema = z
       .optional(),
     apiKeyEnv: z
       .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the NAME of an environment variable (letters, digits, _), never the key itself')
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the NAME of an environment variable (capital letters, digits, _, e.g. OPENAI_API_KEY), never the key itself')
       .optional(),
     dimensions: positiveInt().nullable().optional(),
     concurrency: positiveInt().max(64, 'must be at most 64').optional(),
@@ -288,7 +291,9 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
     const key = ['embeddings', ...i.path.map(String)].join('.');
     return `${key}: ${i.message}`;
   });
-  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${JSON.stringify(input)}: ${issues.join('; ')}`, {
+  // An invalid apiKeyEnv may be a pasted key: never echo it.
+  const shown = JSON.stringify(input, (k, v: unknown) => (k === 'apiKeyEnv' ? '(value hidden)' : v));
+  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${shown}: ${issues.join('; ')}`, {
     location: { path: 'embeddings' },
     remedy: 'see docs/embeddings.md for the accepted fields',
   });

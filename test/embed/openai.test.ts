@@ -7,6 +7,7 @@ import { embedTexts } from '../../src/embed/embed-texts.js';
 import { OpenAIProvider, parseEmbeddingResponse, PROBE_TEXT, type OpenAIProviderOptions } from '../../src/embed/openai.js';
 import { createProvider } from '../../src/embed/registry.js';
 import { BGE_QUERY_INSTRUCTION, resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { parseConfig } from '../../src/config/schema.js';
 import { InvalidResponse, type HttpClock } from '../../src/net/http.js';
 import { fakeEmbedding, startFakeServer, type FakeServer, type Fault } from '../helpers/fake-server.js';
 import { rejection, thrown } from '../helpers/errors.js';
@@ -68,9 +69,19 @@ describe('openai: entries in the config', () => {
     expect(thrown(() => resolveEmbeddingSpec({ model: 'openai:m', baseUrl: 'http://x', apiKey: 'sk-1' })).code).toBe('CONFIG_INVALID');
   });
 
-  it('apiKeyEnv must be a variable name, so a pasted key is refused', () => {
-    const e = thrown(() => resolveEmbeddingSpec({ model: 'openai:m', baseUrl: 'http://x', apiKeyEnv: 'sk-abc.def' }));
+  it('apiKeyEnv must be a variable name, so a pasted key is refused and not echoed (entry and whole config)', () => {
+    const pasted = 'sk-proj-abcDEF123456';
+    const e = thrown(() => resolveEmbeddingSpec({ model: 'openai:m', baseUrl: 'http://x', apiKeyEnv: pasted }));
     expect(e.message).toContain('embeddings.apiKeyEnv');
+    expect(e.message).not.toContain(pasted);
+    const jina = 'jina_0123abcdef'; // letters, digits and _ but lowercase: still refused
+    expect(thrown(() => resolveEmbeddingSpec({ model: 'openai:m', baseUrl: 'http://x', apiKeyEnv: jina })).message).not.toContain(jina);
+    const c = thrown(() =>
+      parseConfig({ dataset: { path: '.' }, modes: ['semantic'], embeddings: [{ model: 'openai:m', baseUrl: 'http://x', apiKeyEnv: pasted }] }),
+    );
+    expect(c.code).toBe('CONFIG_INVALID');
+    expect(c.message).toContain('apiKeyEnv');
+    expect(c.message).not.toContain(pasted);
   });
 
   it('bge-*-en-v1.5 served by TEI gets the query instruction as a local bge would', () => {
