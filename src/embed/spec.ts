@@ -300,6 +300,15 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
 }
 
 /**
+ * Texts per `embedTexts` batch (`EmbedTextsOptions.batchSize`) for a spec: `batchSize × concurrency` for a server
+ * model, so that one `embedBatch` call keeps `concurrency` requests of `batchSize` texts in flight (embedTexts calls
+ * `embedBatch` one batch at a time); `batchSize` for local models.
+ */
+export function embedCallSize(spec: Pick<EmbeddingSpec, 'batchSize' | 'server'>): number {
+  return spec.batchSize * (spec.server?.concurrency ?? 1);
+}
+
+/**
  * Adds `prefix` to `text` exactly once: returns `text` unchanged when `prefix` is empty or `text` already starts with
  * it (so `query: query: ` can never be produced), else `prefix + text`. Characters, no trimming.
  */

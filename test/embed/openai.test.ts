@@ -6,7 +6,7 @@ import { EmbeddingCache } from '../../src/embed/cache.js';
 import { embedTexts } from '../../src/embed/embed-texts.js';
 import { OpenAIProvider, parseEmbeddingResponse, PROBE_TEXT, type OpenAIProviderOptions } from '../../src/embed/openai.js';
 import { createProvider } from '../../src/embed/registry.js';
-import { BGE_QUERY_INSTRUCTION, resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { BGE_QUERY_INSTRUCTION, embedCallSize, resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { InvalidResponse, type HttpClock } from '../../src/net/http.js';
 import { fakeEmbedding, startFakeServer, type FakeServer, type Fault } from '../helpers/fake-server.js';
@@ -136,6 +136,29 @@ describe('OpenAIProvider against the in-test server', () => {
     const vecs = await p.embedBatch(texts, 'document');
     expect(srv.requests.slice(1).map((r) => (r.body.input as string[]).length).sort((a, b) => a - b)).toEqual([6, 32, 32]);
     vecs.forEach((v, i) => expectVector(v, expected(texts[i], 32)));
+  });
+
+  it('embedTexts with embedCallSize keeps `concurrency` requests in flight (embedTexts itself is sequential)', async () => {
+    server = await startFakeServer({ dimensions: 32, faults: Array.from({ length: 12 }, () => ({ kind: 'slow', ms: 30 }) as Fault) });
+    started.push(server);
+    let inFlight = 0;
+    let most = 0;
+    const counting: typeof fetch = async (input, init) => {
+      most = Math.max(most, ++inFlight);
+      try {
+        return await fetch(input, init);
+      } finally {
+        inFlight--;
+      }
+    };
+    const spec = resolveEmbeddingSpec({ model: 'openai:fake', baseUrl: `${server.url}/v1`, batchSize: 4, concurrency: 3 });
+    expect(embedCallSize(spec)).toBe(12);
+    expect(embedCallSize(resolveEmbeddingSpec({ model: 'use-lite', batchSize: 4 }))).toBe(4);
+    const p = await createProvider(spec, { cacheDir: tmpdir(), server: { ...quick, fetch: counting } });
+    const texts = Array.from({ length: 24 }, (_, i) => `text ${i}`);
+    const { vectors } = await embedTexts(p, texts, 'document', { batchSize: embedCallSize(spec) });
+    vectors.forEach((v, i) => expectVector(v, expected(texts[i], 32)));
+    expect(most).toBe(3);
   });
 
   it('a shuffled index is valid: the same vectors as in order, no retry', async () => {
