@@ -305,7 +305,8 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
   if (!result.success) {
     for (const issue of result.error.issues) {
       const keyPath = issue.path.map(String).join('.') || '(top level)';
-      const got = describeValue(valueAt(input, issue.path as PropertyKey[]));
+      // An apiKeyEnv that fails validation may be a pasted key: never echo it.
+      const got = /(^|\.)apiKeyEnv$/.test(keyPath) ? '(value hidden)' : describeValue(valueAt(input, issue.path as PropertyKey[]));
       let msg = issue.message;
       if (issue.code === 'unrecognized_keys') {
         const known = Object.keys(configSchema.shape).join(', ');

@@ -1,5 +1,5 @@
 /**
- * The embedding provider contract shared by `use-lite`, `glove-100d` and `transformers:<id>`, plus small vector
+ * The embedding provider contract shared by `use-lite`, `glove-100d`, `transformers:<id>` and `openai:<model>`, plus small vector
  * helpers. Providers are created by `createProvider` (registry.ts); the sweep embeds only through `embedTexts`
  * (embed-texts.ts), which deduplicates texts and uses the on-disk cache.
  */
@@ -31,6 +31,12 @@ export interface EmbeddingProvider {
   truncatedCount(): number;
   /** Details for the manifest: model id, revision/hash, dims, pooling, prefixes, dtype, backend, package versions. */
   describe(): Record<string, unknown>;
+  /**
+   * Server providers only (`openai:`): HTTP attempts sent (`requests`, the create-time probe included), those that were
+   * `retries`, seconds waited before retries (`retryWaitSeconds`: backoff and `Retry-After`), and `promptTokens` the
+   * server reported in its responses' `usage` (0 when it reports none). Local providers leave it out.
+   */
+  stats?(): { requests: number; retries: number; retryWaitSeconds: number; promptTokens: number };
   /** Releases the model (worker threads, ONNX sessions). Idempotent. */
   close(): Promise<void>;
 }

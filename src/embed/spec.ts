@@ -11,6 +11,8 @@
  *   - transformers:Xenova/bge-small-en-v1.5     # a hub id, looked up in <cacheDir>/models/<id>
  *   - transformers:./models/my-e5               # a local folder (absolute, or relative to the working directory)
  *   - { model: "transformers:Xenova/e5-small-v2", dtype: q8, label: e5-q8 }
+ *   - { model: "openai:text-embedding-3-small", baseUrl: "https://api.openai.com/v1", apiKeyEnv: OPENAI_API_KEY, dimensions: 512 }
+ *   - { model: "openai:bge-small-en-v1.5", baseUrl: "http://127.0.0.1:8080/v1", label: bge-small-tei, batchSize: 64, concurrency: 8 }
  * ```
  */
 import { z } from 'zod';
@@ -19,6 +21,9 @@ import type { EmbedRole } from './provider.js';
 
 /** The prefix that selects the transformers.js provider. */
 export const TRANSFORMERS_PREFIX = 'transformers:';
+
+/** The prefix that selects the OpenAI-protocol server provider (`/v1/embeddings`); the rest is the server's model name. */
+export const OPENAI_PREFIX = 'openai:';
 
 /** Names of the built-in providers (besides `transformers:<id or folder>`). */
 export const BUILTIN_MODELS = ['use-lite', 'glove-100d'] as const;
@@ -50,7 +55,39 @@ export interface EmbeddingSpec {
   maxLength: number | null;
   /** use-lite only: worker threads running the model; null = min(available CPUs, 4). Does not change the vectors. */
   workers: number | null;
+  /** openai: only (absent for every other model): the server, key, limits and retry settings. */
+  server?: ServerEmbeddingOptions;
 }
+
+/** The resolved server settings of an `openai:` entry. Times in milliseconds. */
+export interface ServerEmbeddingOptions {
+  /** Base URL the `/embeddings` path is appended to, e.g. `http://127.0.0.1:8080/v1` (required). */
+  baseUrl: string;
+  /**
+   * Name of the environment variable holding the API key (sent as `Authorization: Bearer`); null = no key. Capital
+   * letters, digits and `_` only, so a pasted key (which has lowercase letters) is refused, and never echoed.
+   */
+  apiKeyEnv: string | null;
+  /** `dimensions` sent to the server (OpenAI text-embedding-3-*, Matryoshka models); null = the model's own length. */
+  dimensions: number | null;
+  /** Requests in flight at once, 1..64. Default 4. */
+  concurrency: number;
+  /** At most this many requests started per 60 s; null = unlimited. */
+  requestsPerMinute: number | null;
+  /** At most this many tokens (the response's `usage`) per 60 s; null = unlimited. */
+  tokensPerMinute: number | null;
+  /** Per-request timeout, response body included. Default 60000. */
+  timeoutMs: number;
+  /** Retries of one request after 429, 5xx, a timeout, a reset connection or a malformed answer. Default 5. */
+  maxRetries: number;
+}
+
+/** Default requests in flight for a server provider. */
+export const DEFAULT_SERVER_CONCURRENCY = 4;
+/** Default per-request timeout of a server provider, in milliseconds. */
+export const DEFAULT_SERVER_TIMEOUT_MS = 60_000;
+/** Default retries of one server request. */
+export const DEFAULT_SERVER_MAX_RETRIES = 5;
 
 /** Prefix and pooling presets chosen by model id when the config does not set them. */
 export interface ModelPreset {
@@ -85,9 +122,13 @@ const PRESETS: { test: RegExp; preset: ModelPreset }[] = [
   },
 ];
 
-/** The last path part of a model id or folder, with any `transformers:` prefix and trailing slashes removed. */
+/** The last path part of a model id or folder, with any `transformers:` or `openai:` prefix and trailing slashes removed. */
 export function modelBaseName(model: string): string {
-  const id = model.startsWith(TRANSFORMERS_PREFIX) ? model.slice(TRANSFORMERS_PREFIX.length) : model;
+  const id = model.startsWith(TRANSFORMERS_PREFIX)
+    ? model.slice(TRANSFORMERS_PREFIX.length)
+    : model.startsWith(OPENAI_PREFIX)
+      ? model.slice(OPENAI_PREFIX.length)
+      : model;
   const parts = id.replace(/[\\/]+$/, '').split(/[\\/]/);
   return parts[parts.length - 1] ?? id;
 }
@@ -98,16 +139,22 @@ export function presetFor(model: string): ModelPreset | undefined {
   return PRESETS.find((p) => p.test.test(base))?.preset;
 }
 
-/** True for `use-lite`, `glove-100d` and `transformers:<non-empty id or folder>`. */
+/** True for `use-lite`, `glove-100d`, `transformers:<non-empty id or folder>` and `openai:<non-empty model name>`. */
 export function isKnownEmbeddingModel(model: string): boolean {
   return (
     (BUILTIN_MODELS as readonly string[]).includes(model) ||
-    (model.startsWith(TRANSFORMERS_PREFIX) && model.slice(TRANSFORMERS_PREFIX.length).trim().length > 0)
+    (model.startsWith(TRANSFORMERS_PREFIX) && model.slice(TRANSFORMERS_PREFIX.length).trim().length > 0) ||
+    (model.startsWith(OPENAI_PREFIX) && model.slice(OPENAI_PREFIX.length).trim().length > 0)
   );
 }
 
 const UNKNOWN_MODEL_MESSAGE =
-  'must be use-lite, glove-100d or transformers:<hub id or folder> (e.g. transformers:Xenova/all-MiniLM-L6-v2)';
+  'must be use-lite, glove-100d, transformers:<hub id or folder> (e.g. transformers:Xenova/all-MiniLM-L6-v2) or openai:<server model name> with a baseUrl';
+
+/** Keys that only an `openai:` entry may carry. */
+const SERVER_KEYS = ['baseUrl', 'apiKeyEnv', 'dimensions', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'timeoutMs', 'maxRetries'] as const;
+
+const positiveInt = () => z.number().int('must be a whole number').min(1, 'must be at least 1');
 
 const modelName = z
   .string()
@@ -130,8 +177,33 @@ export const embeddingSpecObjectSchema = z
     batchSize: z.number().int('must be a whole number').min(1, 'must be at least 1').optional(),
     maxLength: z.number().int('must be a whole number').min(2, 'must be at least 2 tokens').nullable().optional(),
     workers: z.number().int('must be a whole number').min(1, 'must be at least 1').max(64, 'must be at most 64').nullable().optional(),
+    baseUrl: z
+      .string()
+      .regex(/^https?:\/\/[^\s/]+/, 'must be an http(s) URL such as http://127.0.0.1:8080/v1')
+      .optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the NAME of an environment variable (capital letters, digits, _, e.g. OPENAI_API_KEY), never the key itself')
+      .optional(),
+    dimensions: positiveInt().nullable().optional(),
+    concurrency: positiveInt().max(64, 'must be at most 64').optional(),
+    requestsPerMinute: positiveInt().nullable().optional(),
+    tokensPerMinute: positiveInt().nullable().optional(),
+    timeoutMs: positiveInt().optional(),
+    maxRetries: z.number().int('must be a whole number').min(0, 'must be at least 0').max(20, 'must be at most 20').optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    const server = typeof o.model === 'string' && o.model.startsWith(OPENAI_PREFIX);
+    if (server && o.baseUrl === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `${o.model} needs baseUrl, the server address (e.g. http://127.0.0.1:8080/v1)` });
+    }
+    if (!server) {
+      for (const k of SERVER_KEYS) {
+        if (o[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `applies only to openai: models, not ${o.model}` });
+      }
+    }
+  });
 
 /** What a user may write: a model name string or the object form. No defaults applied (use for JSON Schema). */
 export const embeddingSpecInputSchema = z.union([modelName, embeddingSpecObjectSchema]);
@@ -139,17 +211,35 @@ export const embeddingSpecInputSchema = z.union([modelName, embeddingSpecObjectS
 /** Written form of one embedding entry. */
 export type EmbeddingSpecInput = z.input<typeof embeddingSpecInputSchema>;
 
-/** Filename-safe default label: `use-lite`, `glove-100d`, or `tf-<last path part>` (other characters become `-`). */
+/**
+ * Filename-safe default label: `use-lite`, `glove-100d`, `tf-<last path part>` or `oa-<last path part of the server
+ * model name>` (other characters become `-`: `openai:nomic-embed-text:v1.5` → `oa-nomic-embed-text-v1.5`).
+ */
 export function defaultLabel(model: string): string {
-  if (!model.startsWith(TRANSFORMERS_PREFIX)) return model;
+  const tag = model.startsWith(TRANSFORMERS_PREFIX) ? 'tf' : model.startsWith(OPENAI_PREFIX) ? 'oa' : undefined;
+  if (tag === undefined) return model;
   const base = modelBaseName(model).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
-  return `tf-${base || 'model'}`;
+  return `${tag}-${base || 'model'}`;
 }
 
 /** Fills defaults for an already-validated written entry. Pure. */
 function fill(input: EmbeddingSpecInput): EmbeddingSpec {
   const o = typeof input === 'string' ? { model: input } : input;
-  const preset = o.model.startsWith(TRANSFORMERS_PREFIX) ? presetFor(o.model) : undefined;
+  const isServer = o.model.startsWith(OPENAI_PREFIX);
+  const preset = o.model.startsWith(TRANSFORMERS_PREFIX) || isServer ? presetFor(o.model) : undefined;
+  const w = o as Partial<Record<(typeof SERVER_KEYS)[number], unknown>>;
+  const server: ServerEmbeddingOptions | undefined = isServer
+    ? {
+        baseUrl: String(w.baseUrl).replace(/\/+$/, ''),
+        apiKeyEnv: (w.apiKeyEnv as string | undefined) ?? null,
+        dimensions: (w.dimensions as number | null | undefined) ?? null,
+        concurrency: (w.concurrency as number | undefined) ?? DEFAULT_SERVER_CONCURRENCY,
+        requestsPerMinute: (w.requestsPerMinute as number | null | undefined) ?? null,
+        tokensPerMinute: (w.tokensPerMinute as number | null | undefined) ?? null,
+        timeoutMs: (w.timeoutMs as number | undefined) ?? DEFAULT_SERVER_TIMEOUT_MS,
+        maxRetries: (w.maxRetries as number | undefined) ?? DEFAULT_SERVER_MAX_RETRIES,
+      }
+    : undefined;
   return {
     model: o.model,
     label: o.label ?? defaultLabel(o.model),
@@ -162,6 +252,7 @@ function fill(input: EmbeddingSpecInput): EmbeddingSpec {
     batchSize: o.batchSize ?? DEFAULT_BATCH_SIZE,
     maxLength: o.maxLength ?? null,
     workers: o.workers ?? null,
+    ...(server ? { server } : {}),
   };
 }
 
@@ -178,7 +269,8 @@ export const embeddingSpecSchema: z.ZodType<EmbeddingSpec, EmbeddingSpecInput> =
 
 /**
  * Validates one written entry and fills the defaults: dtype fp32, normalize true, allowRemote false, batchSize 32,
- * maxLength null, workers null, label from the model name; prefixes and pooling from {@link presetFor} (e5:
+ * maxLength null, workers null, label from the model name; for `openai:` models `server` with concurrency 4, timeoutMs
+ * 60000, maxRetries 5, no key, dimensions and limits null; prefixes and pooling from {@link presetFor} (e5:
  * `query: `/`passage: `, mean; bge-*-en-v1.5: {@link BGE_QUERY_INSTRUCTION} on queries only, CLS; nomic-embed-text:
  * `search_query: `/`search_document: `, mean) when not given, else empty prefixes and mean pooling.
  *
@@ -192,17 +284,28 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
   if (typeof model === 'string' && !isKnownEmbeddingModel(model)) {
     throw new HarnessError('EMBEDDING_UNKNOWN', `unknown embedding model ${JSON.stringify(model)}: ${UNKNOWN_MODEL_MESSAGE}`, {
       location: { path: 'embeddings' },
-      remedy: 'write use-lite, glove-100d, or transformers: followed by a hub id or a model folder',
+      remedy: 'write use-lite, glove-100d, transformers: followed by a hub id or a model folder, or openai: followed by the model name a server serves',
     });
   }
   const issues = parsed.error.issues.map((i) => {
     const key = ['embeddings', ...i.path.map(String)].join('.');
     return `${key}: ${i.message}`;
   });
-  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${JSON.stringify(input)}: ${issues.join('; ')}`, {
+  // An invalid apiKeyEnv may be a pasted key: never echo it.
+  const shown = JSON.stringify(input, (k, v: unknown) => (k === 'apiKeyEnv' ? '(value hidden)' : v));
+  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${shown}: ${issues.join('; ')}`, {
     location: { path: 'embeddings' },
     remedy: 'see docs/embeddings.md for the accepted fields',
   });
+}
+
+/**
+ * Texts per `embedTexts` batch (`EmbedTextsOptions.batchSize`) for a spec: `batchSize × concurrency` for a server
+ * model, so that one `embedBatch` call keeps `concurrency` requests of `batchSize` texts in flight (embedTexts calls
+ * `embedBatch` one batch at a time); `batchSize` for local models.
+ */
+export function embedCallSize(spec: Pick<EmbeddingSpec, 'batchSize' | 'server'>): number {
+  return spec.batchSize * (spec.server?.concurrency ?? 1);
 }
 
 /**

@@ -31,7 +31,7 @@ import { createProvider } from '../embed/registry.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
-import type { EmbeddingSpec } from '../embed/spec.js';
+import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
 import { readRun } from '../load/trec.js';
 import { measuresAtK } from '../score/measures.js';
 import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
@@ -111,7 +111,9 @@ type Ranking =
   | { lists: Lists; buildSeconds: number; queryMs: number; fromCheckpoint: boolean; info?: Record<string, unknown> }
   | { error: string };
 
+/** An error's message, with its remedy when it is a HarnessError (a failed row then says what to fix). */
 function errorText(e: unknown): string {
+  if (isHarnessError(e)) return e.remedy ? `${e.message} (remedy: ${e.remedy})` : e.message;
   if (e instanceof Error) return e.message;
   return String(e);
 }
@@ -764,6 +766,9 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       m.object ??
       (await createProvider(spec, {
         cacheDir: path.resolve(m.config.cacheDir),
+        // A server model with a known dimension needs no create-time probe: a fully checkpointed or cached rerun then
+        // sends no request at all (a wrong key still fails its rows, at the first embedding request).
+        ...(spec.server?.dimensions ? { server: { probe: false } } : {}),
         // Only a one-time derived file reports progress (the GloVe binary table, built on first use).
         onProgress: (done, total) => emit({ kind: 'progress', stage: `${spec.label} one-time table`, done, total }),
       }));
@@ -789,13 +794,13 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       const stage = `embed ${spec.label}`;
       const docs = await embedTexts(provider, allTexts, 'document', {
         ...(m.cache ? { cache: m.cache } : {}),
-        batchSize: spec.batchSize,
+        batchSize: embedCallSize(spec),
         onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
       });
       const queryTexts = m.scored.map((q) => q.text);
       const queries = await embedTexts(provider, queryTexts, 'query', {
         ...(m.cache ? { cache: m.cache } : {}),
-        batchSize: spec.batchSize,
+        batchSize: embedCallSize(spec),
       });
       // Query latency must be the model's, not the cache's: time a sample of questions embedded afresh, one at a time
       // (as a live system embeds them), whatever the cache holds.
@@ -882,8 +887,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
     }
     info.describe = provider.describe();
     info.truncated = provider.truncatedCount();
-    const st = (provider as { stats?: () => Record<string, number> }).stats?.();
-    if (st) info.server = st;
+    if (provider.stats) info.server = provider.stats(); // requests, retries, retryWaitSeconds, promptTokens
     if (!embedded) info.from_checkpoint = true;
   } catch (e) {
     const msg = `embedding with ${spec.label} failed: ${errorText(e)}`;
