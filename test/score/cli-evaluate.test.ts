@@ -56,7 +56,7 @@ describe('evaluate command', () => {
   });
 
   it('a bad measure fails with MEASURE_UNKNOWN, a missing file with QRELS_INVALID / RUN_INVALID', () => {
-    expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['P@5'] })), 'MEASURE_UNKNOWN')).toBe(true);
+    expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['hits@5'] })), 'MEASURE_UNKNOWN')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: path.join(tmp, 'no.qrels'), run: runPath })), 'QRELS_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: path.join(tmp, 'no.run') })), 'RUN_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, relevanceThreshold: 0 })), 'USAGE')).toBe(true);
