@@ -14,6 +14,7 @@
  * ```
  */
 import { z } from 'zod';
+import { describeIssues } from '../config/issues.js';
 import { HarnessError } from '../errors.js';
 import type { EmbedRole } from './provider.js';
 
@@ -195,10 +196,8 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
       remedy: 'write use-lite, glove-100d, or transformers: followed by a hub id or a model folder',
     });
   }
-  const issues = parsed.error.issues.map((i) => {
-    const key = ['embeddings', ...i.path.map(String)].join('.');
-    return `${key}: ${i.message}`;
-  });
+  // Unknown keys name the nearest known key of the entry (src/config/issues.ts).
+  const issues = describeIssues(embeddingSpecSchema, typeof input === 'string' ? { model: input } : input, parsed.error.issues, ['embeddings']);
   throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${JSON.stringify(input)}: ${issues.join('; ')}`, {
     location: { path: 'embeddings' },
     remedy: 'see docs/embeddings.md for the accepted fields',
