@@ -64,3 +64,23 @@ describe('JSON Schemas', () => {
     }
   });
 });
+
+describe("README's option table", () => {
+  it('names every config key (or its parent object), so a key added to the schema gets documented', () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Outputs'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+    const documented = new Set(rows.flatMap((r) => [...r.split('|')[1].matchAll(/`([^`]+)`/g)].map((m) => m[1])));
+    const missing: string[] = [];
+    const walk = (props: Record<string, Json>, prefix: string) => {
+      for (const [key, sub] of Object.entries(props)) {
+        const p = prefix ? `${prefix}.${key}` : key;
+        if (documented.has(p)) continue;
+        if (sub.type === 'object' && sub.properties && !documented.has(p)) walk(sub.properties, p);
+        else if (!documented.has(prefix)) missing.push(p);
+      }
+    };
+    walk((jsonSchemas().config as Json).properties, '');
+    expect(missing).toEqual([]);
+  });
+});
