@@ -65,8 +65,32 @@ export { keywordRetriever, semanticRetriever, hybridRetriever, listRetriever, ty
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
 
 // score
-export { parseMeasure, formatMeasure, measuresAtK, MEASURE_FAMILIES, type Measure, type MeasureFamily } from './score/measures.js';
-export { scoreRanking, evaluate, relevantCount, type Qrels, type Run, type EvaluationResult, type ScoreOptions } from './score/evaluate.js';
+export {
+  parseMeasure,
+  formatMeasure,
+  canonicalMeasureName,
+  measuresAtK,
+  MEASURE_FAMILIES,
+  MEASURE_ALIASES,
+  type Measure,
+  type MeasureFamily,
+} from './score/measures.js';
+export {
+  scoreRanking,
+  evaluate,
+  normaliseQrels,
+  normaliseRun,
+  relevantCount,
+  type Qrels,
+  type Run,
+  type QrelsInput,
+  type RunInput,
+  type EvaluationResult,
+  type ScoreOptions,
+} from './score/evaluate.js';
+export { MAX_GRADE, MIN_TREC_GRADE } from './score/grades.js';
+export { jsonSchemas } from './config/json-schema.js';
+export { questionLineSchema } from './load/question-schema.js';
 export { bootstrapCI, pairedPermutationTest, holm, minimumDetectableDifference, seededRandom } from './score/stats.js';
 export { projectEvidence, projectionStats, scoreChunkLevel, type Projection } from './score/evidence.js';
 export { evidenceCoverage, atTokenBudget, type BudgetMeasures } from './score/budget.js';

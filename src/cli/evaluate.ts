@@ -14,7 +14,9 @@ export interface EvaluateCommandOptions {
   /** Path of the run file (`qid Q0 docno rank score tag`). */
   run: string;
   /**
-   * Canonical measure names (`ndcg@10`); an entry may hold several separated by commas. Default:
+   * Measure names, canonical (`ndcg@10`) or ir_measures / ranx / trec_eval aliases (`nDCG@10`, `P_5`); output uses
+   * the canonical names and a measure named twice (`P@5`, `precision@5`) is scored once. An entry may hold several
+   * separated by commas. Default:
    * {@link DEFAULT_EVALUATE_MEASURES}.
    */
   measures?: string[];
@@ -54,8 +56,9 @@ export function runEvaluateCommand(opts: EvaluateCommandOptions): { stdout: stri
   const seen = new Set<string>();
   for (const n of names) {
     const m = parseMeasure(n);
-    if (seen.has(n)) continue;
-    seen.add(n);
+    const canonical = formatMeasure(m);
+    if (seen.has(canonical)) continue;
+    seen.add(canonical);
     measures.push(m);
   }
   if (measures.length === 0) measures.push(...DEFAULT_EVALUATE_MEASURES.map(parseMeasure));

@@ -13,6 +13,7 @@ import { analyze, withStatistics } from '../report/analyze.js';
 import { renderReports } from '../report/render.js';
 import { compareSweeps } from '../report/compare.js';
 import { runEvaluateCommand } from './evaluate.js';
+import { registerSchemaCommand } from './schema.js';
 import { HarnessError, isHarnessError } from '../errors.js';
 
 /** Draws progress on stderr: a bar per stage on a terminal, a line per stage otherwise. */
@@ -161,6 +162,7 @@ export function buildProgram(): Command {
       const out = compareSweeps(ra, rb, { seed: Number(opts.seed) });
       process.stdout.write(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : out.text.endsWith('\n') ? out.text : `${out.text}\n`);
     });
+  registerSchemaCommand(program);
   return program;
 }
 

@@ -21,11 +21,13 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
 import { embeddingSpecSchema, type EmbeddingSpec } from '../embed/spec.js';
-import { MEASURE_FAMILIES, parseMeasure } from '../score/measures.js';
+import { formatMeasure, MEASURE_FAMILIES, parseMeasure } from '../score/measures.js';
 import { isHarnessError } from '../errors.js';
 import type { ChunkingSpec } from '../types.js';
 import type { FusionSetting } from '../retrieve/fusion.js';
 import type { RerankSpec } from '../rerank/types.js';
+import { MAX_GRADE } from '../score/grades.js';
+import { describeIssues } from './issues.js';
 
 const chunkSizeSchema = z.union([
   z.literal('none'),
@@ -48,19 +50,15 @@ export const fusionEntrySchema = z.union([
   z
     .object({
       method: z.literal('rrf'),
-      /** RRF constant(s) c, ≥ 0; default `hybrid.rrfK`. */
-      k: oneOrMany(z.number().min(0, 'must be ≥ 0')).optional(),
-      /** The semantic list's weight(s) in [0, 1]; absent = plain (unweighted) RRF. */
-      weights: oneOrMany(unitWeight).optional(),
+      k: oneOrMany(z.number().min(0, 'must be ≥ 0')).optional().describe('RRF constant(s) c, ≥ 0; default hybrid.rrfK.'),
+      weights: oneOrMany(unitWeight).optional().describe("The semantic list's weight(s) in [0, 1]; absent = plain (unweighted) RRF."),
     })
     .strict(),
   z
     .object({
       method: z.literal('convex'),
-      /** The semantic list's weight(s) α in [0, 1]. */
-      alpha: oneOrMany(unitWeight).default([0.5]),
-      /** Score normalisation(s): min-max, z-score, or distribution-based (μ ± 3σ). */
-      normalize: oneOrMany(z.enum(['minmax', 'zscore', 'dbsf'])).default(['minmax']),
+      alpha: oneOrMany(unitWeight).default([0.5]).describe("The semantic list's weight(s) α in [0, 1]."),
+      normalize: oneOrMany(z.enum(['minmax', 'zscore', 'dbsf'])).default(['minmax']).describe('Score normalisation(s): min-max, z-score, or distribution-based (μ ± 3σ).'),
     })
     .strict(),
 ]);
@@ -72,18 +70,12 @@ const idPart = z
 /** One `retrievers:` entry: a module of the user's whose default export is a retriever factory (src/retrieve/retriever.ts). */
 export const retrieverEntrySchema = z
   .object({
-    /** Becomes the configuration id part, e.g. `none.words.k5`. */
-    name: idPart,
-    /** The module file, relative to the config file. */
-    module: z.string().min(1, 'must name a module file'),
-    /** Which chunking's chunks it receives: `none` (default, whole documents), a size in tokens, or a key `cs256-ov16`. */
-    chunking: z.union([z.literal('none'), z.number().int().min(1), z.string().regex(/^cs\d+-ov\d+$/, 'must be none, a size, or a key such as cs256-ov16')]).default('none'),
-    /** Passed to the factory untouched. */
-    options: z.record(z.string(), z.unknown()).default({}),
-    /** One search may take at most this long (milliseconds) before the retriever's rows fail. */
-    timeoutMs: z.number().int().min(1).default(60_000),
-    /** Searches in flight at once. */
-    concurrency: z.number().int().min(1).default(4),
+    name: idPart.describe('Becomes the configuration id part, e.g. none.words.k5.'),
+    module: z.string().min(1, 'must name a module file').describe('The module file, relative to the config file.'),
+    chunking: z.union([z.literal('none'), z.number().int().min(1), z.string().regex(/^cs\d+-ov\d+$/, 'must be none, a size, or a key such as cs256-ov16')]).default('none').describe("Which chunking's chunks it receives: none (default, whole documents), a size in tokens, or a key cs256-ov16."),
+    options: z.record(z.string(), z.unknown()).default({}).describe('Passed to the factory untouched.'),
+    timeoutMs: z.number().int().min(1).default(60_000).describe("One search may take at most this long (milliseconds) before the retriever's rows fail."),
+    concurrency: z.number().int().min(1).default(4).describe('Searches in flight at once.'),
   })
   .strict();
 
@@ -91,88 +83,166 @@ export const retrieverEntrySchema = z
 export const runEntrySchema = z
   .object({
     name: idPart,
-    /** The run file, relative to the config file. */
-    path: z.string().min(1, 'must name a file'),
+    path: z.string().min(1, 'must name a file').describe('The run file, relative to the config file.'),
   })
   .strict();
 
-/** The written form of a config (defaults applied, before cross-key rules). */
+/**
+ * The written form of a config (defaults applied, before cross-key rules). Every object is strict: an unknown key at
+ * any depth is an error naming its full key path and the nearest known key (see ./issues.ts). Each key's
+ * `.describe()` text is its documentation: the generated JSON Schema (schema/config.schema.json, editors' hover
+ * text) and the README's option table come from it. To add a key, add it here; validation, defaults, unknown-key
+ * suggestions and the JSON Schema follow.
+ */
 export const configSchema = z
   .object({
-    /** Run name; results go to `results/<name>/` unless `--out` is given. Letters, digits, `.`, `_`, `-`. */
     name: z
       .string()
       .regex(/^[A-Za-z0-9._-]+$/, 'must use only letters, digits, ".", "_" and "-"')
       .refine((n) => n !== '.' && n !== '..', 'must not be "." or ".." (it names the results folder results/<name>)')
-      .default('sweep'),
-    dataset: z.object({
-      /** Dataset folder: `docs/` + `questions.jsonl`, or the BEIR layout. Relative to the config file. */
-      path: z.string().min(1, 'must name a folder'),
-      /** BEIR split (`qrels/<split>.tsv`); the loader uses `test` when left out. */
-      split: z.string().min(1).optional(),
-      /** Labels naming a document that is not in the corpus: error (strict), keep (unretrievable), or drop. */
-      labels: z.enum(['strict', 'keep', 'drop']).default('strict'),
-    }),
+      .default('sweep')
+      .describe('Run name; results go to results/<name>/ unless --out is given. Letters, digits, ".", "_", "-".'),
+    dataset: z
+      .object({
+        path: z
+          .string()
+          .min(1, 'must name a folder')
+          .describe('Dataset folder: docs/ + questions.jsonl, or the BEIR layout. Relative to the config file.'),
+        split: z.string().min(1).optional().describe('BEIR split (qrels/<split>.tsv); the loader uses test when left out.'),
+        labels: z
+          .enum(['strict', 'keep', 'drop'])
+          .default('strict')
+          .describe('Labels naming a document that is not in the corpus: error (strict), keep (unretrievable), or drop.'),
+        strictness: z
+          .enum(['strict', 'warn'])
+          .default('strict')
+          .describe(
+            'questions.jsonl lines with an unknown key: error naming file, line, key and the nearest known key (strict), ' +
+              'or keep the question and warn (warn, for datasets written by other tools).',
+          ),
+      })
+      .strict()
+      .describe('Where the documents and labelled questions are.'),
     chunking: z
       .object({
-        /** Chunk sizes in tokens of the chunking tokenizer, or `none` for whole documents. */
-        sizes: z.array(chunkSizeSchema).min(1, 'must list at least one size').default(['none']),
-        /** Overlap in tokens between consecutive chunks (one value, or a list swept as a grid axis). */
+        sizes: z
+          .array(chunkSizeSchema)
+          .min(1, 'must list at least one size')
+          .default(['none'])
+          .describe('Chunk sizes in tokens of the chunking tokenizer, or none for whole documents.'),
         overlap: z
           .union([z.number().int().min(0, 'must be ≥ 0'), z.array(z.number().int().min(0, 'must be ≥ 0')).min(1)])
-          .default(0),
+          .default(0)
+          .describe('Overlap in tokens between consecutive chunks (one value, or a list swept as a grid axis).'),
       })
-      .default({ sizes: ['none'], overlap: 0 }),
-    /** Top-k values; each retriever is queried once at the largest and smaller k are prefixes. */
-    topK: z.array(positiveInt).min(1, 'must list at least one k').default([1, 3, 5, 10]),
+      .strict()
+      .default({ sizes: ['none'], overlap: 0 })
+      .describe('How documents are split into chunks.'),
+    topK: z
+      .array(positiveInt)
+      .min(1, 'must list at least one k')
+      .default([1, 3, 5, 10])
+      .describe('Top-k values; each retriever is queried once at the largest and smaller k are prefixes.'),
     modes: z
       .array(z.enum(['keyword', 'semantic', 'hybrid']))
-      .default(['keyword', 'semantic', 'hybrid']),
-    /** Embedding models for semantic and hybrid modes. */
-    embeddings: z.array(embeddingSpecSchema).default([]),
+      .default(['keyword', 'semantic', 'hybrid'])
+      .describe('Built-in retrieval modes: keyword (BM25), semantic (embeddings), hybrid (fusion of both); may be empty when retrievers or runs are given.'),
+    embeddings: z
+      .array(embeddingSpecSchema)
+      .default([])
+      .describe('Embedding models for semantic and hybrid modes (see docs/embeddings.md).'),
     hybrid: z
       .object({
-        /** The RRF constant c in 1/(c + rank) (Cormack, Clarke and Buettcher 2009). */
-        rrfK: z.number().min(0, 'must be ≥ 0').default(60),
-        /** How many results of each list enter the fusion; at least the largest top-k. */
-        depth: positiveInt.default(50),
-        /** Fusion settings swept for hybrid rows; default `[rrf]` (plain RRF with `rrfK`). */
-        fusion: z.array(fusionEntrySchema).min(1, 'must list at least one fusion setting').default(['rrf']),
+        rrfK: z
+          .number()
+          .min(0, 'must be ≥ 0')
+          .default(60)
+          .describe('The RRF constant c in 1/(c + rank) (Cormack, Clarke and Buettcher 2009) of plain rrf fusion.'),
+        depth: positiveInt
+          .default(50)
+          .describe('How many results of each list enter the fusion; at least the largest top-k.'),
+        fusion: z
+          .array(fusionEntrySchema)
+          .min(1, 'must list at least one fusion setting')
+          .default(['rrf'])
+          .describe(
+            'Fusion settings swept for hybrid rows: rrf, {method: rrf, k: [..], weights: [..]} (weighted RRF, semantic weight), ' +
+              '{method: convex, alpha: [..], normalize: [minmax, zscore, dbsf]}.',
+          ),
       })
-      .default({ rrfK: 60, depth: 50, fusion: ['rrf'] }),
-    /** The user's own retrievers, each a row family of the sweep. */
-    retrievers: z.array(retrieverEntrySchema).default([]),
-    /** TREC runs made outside the tool, each scored as a row family. */
-    runs: z.array(runEntrySchema).default([]),
-    /** Rerank settings swept over every retriever's ranking: `none` and reranker entries (see src/rerank/). */
-    rerank: z.array(z.unknown()).min(1, 'must list at least one entry (none for no reranking)').default(['none']),
+      .strict()
+      .default({ rrfK: 60, depth: 50, fusion: ['rrf'] })
+      .describe('How hybrid rows fuse the keyword and semantic lists.'),
+    retrievers: z
+      .array(retrieverEntrySchema)
+      .default([])
+      .describe('Retriever modules of your own ({name, module, chunking, options, timeoutMs, concurrency}), each a row family.'),
+    runs: z
+      .array(runEntrySchema)
+      .default([])
+      .describe('TREC run files made outside the tool ({name, path}), each scored as a row family.'),
+    rerank: z
+      .array(z.unknown())
+      .min(1, 'must list at least one entry (none for no reranking)')
+      .default(['none'])
+      .describe('Rerank settings swept over every ranking: none, or {model, depth: [..], ...} (see docs/reranking.md).'),
     bm25: z
       .object({
-        k1: z.number().min(0, 'must be ≥ 0').default(1.2),
-        b: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.75),
+        k1: z.number().min(0, 'must be ≥ 0').default(1.2).describe('BM25 term-frequency saturation k1.'),
+        b: z
+          .number()
+          .min(0, 'must be between 0 and 1')
+          .max(1, 'must be between 0 and 1')
+          .default(0.75)
+          .describe('BM25 length normalisation b, in [0, 1].'),
       })
-      .default({ k1: 1.2, b: 0.75 }),
-    /** The metric (with its k) that ranks configurations, declared before the run. */
-    primaryMetric: z.string().default('ndcg@10'),
-    /** Scoring level: document labels, chunk-id labels, or evidence spans projected onto each chunking. */
-    level: z.enum(['document', 'chunk', 'evidence']).default('document'),
-    /** Grades ≥ this count as relevant for the binary measures. */
-    relevanceThreshold: positiveInt.default(1),
-    /** Evidence projection: a chunk is relevant to a span when the overlap covers this share of the span or chunk. */
-    evidenceOverlap: z.number().gt(0, 'must be in (0, 1]').max(1, 'must be in (0, 1]').default(0.5),
-    /** Token budgets for the evidence-level view: evidence recall of the top chunks that fit in B tokens. */
-    evidenceBudgets: z.array(positiveInt).default([512, 1024]),
+      .strict()
+      .default({ k1: 1.2, b: 0.75 })
+      .describe('BM25 parameters of keyword retrieval.'),
+    primaryMetric: z
+      .string()
+      .default('ndcg@10')
+      .describe(
+        'The metric (with its k) that ranks configurations, declared before the run; canonical names or ' +
+          'ir_measures/ranx aliases (nDCG@10, P@5), stored canonical.',
+      ),
+    level: z
+      .enum(['document', 'chunk', 'evidence'])
+      .default('document')
+      .describe('Scoring level: document labels, chunk-id labels, or evidence spans projected onto each chunking.'),
+    relevanceThreshold: positiveInt
+      .max(MAX_GRADE, `must be at most ${MAX_GRADE} (the largest grade)`)
+      .default(1)
+      .describe('Grades ≥ this count as relevant for the binary measures.'),
+    evidenceOverlap: z
+      .number()
+      .gt(0, 'must be in (0, 1]')
+      .max(1, 'must be in (0, 1]')
+      .default(0.5)
+      .describe('Evidence projection: a chunk is relevant to a span when the overlap covers this share of the span or chunk.'),
+    evidenceBudgets: z
+      .array(positiveInt)
+      .default([512, 1024])
+      .describe('Token budgets for the evidence-level view: evidence recall of the top chunks that fit in B tokens.'),
     statistics: z
       .object({
-        seed: z.number().int().default(42),
-        resamples: z.number().int().min(1000, 'must be at least 1000').default(2000),
-        alpha: z.number().gt(0).lt(1).default(0.05),
+        seed: z.number().int().default(42).describe('Random seed of the bootstrap and permutation tests.'),
+        resamples: z
+          .number()
+          .int()
+          .min(1000, 'must be at least 1000')
+          .default(2000)
+          .describe('Bootstrap resamples for the confidence intervals.'),
+        alpha: z.number().gt(0).lt(1).default(0.05).describe('Significance level of the intervals and tiers.'),
       })
-      .default({ seed: 42, resamples: 2000, alpha: 0.05 }),
-    /** Where embedding vectors and derived model files are cached; relative to the working directory. */
-    cacheDir: z.string().default('.cache/retrieval-sweep'),
-    /** How many retrieval jobs run at once. */
-    concurrency: positiveInt.default(2),
+      .strict()
+      .default({ seed: 42, resamples: 2000, alpha: 0.05 })
+      .describe('Confidence intervals and Holm tiers.'),
+    cacheDir: z
+      .string()
+      .default('.cache/retrieval-sweep')
+      .describe('Where embedding vectors and derived model files are cached; relative to the working directory.'),
+    concurrency: positiveInt.default(2).describe('How many retrieval jobs run at once.'),
   })
   .strict();
 
@@ -197,22 +267,6 @@ export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embedding
   primary: { family: string; k: number };
   /** Absolute path of the config file, when read from one. */
   configFile?: string;
-}
-
-function describeValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const s = JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
-function valueAt(obj: unknown, keyPath: readonly PropertyKey[]): unknown {
-  let cur: unknown = obj;
-  for (const key of keyPath) {
-    // A shorthand (e.g. `use-lite` for `{model: use-lite}`) ends the walk early: report the value written.
-    if (cur === null || typeof cur !== 'object') return cur;
-    cur = (cur as Record<PropertyKey, unknown>)[key];
-  }
-  return cur;
 }
 
 /** Cross-key rules, each returning `[path, message]` pairs (changesets-style named rules). */
@@ -303,19 +357,7 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
   const result = configSchema.safeParse(input ?? {});
   const problems: string[] = [];
   if (!result.success) {
-    for (const issue of result.error.issues) {
-      const keyPath = issue.path.map(String).join('.') || '(top level)';
-      // An apiKeyEnv that fails validation may be a pasted key: never echo it.
-      const got = /(^|\.)apiKeyEnv$/.test(keyPath) ? '(value hidden)' : describeValue(valueAt(input, issue.path as PropertyKey[]));
-      let msg = issue.message;
-      if (issue.code === 'unrecognized_keys') {
-        const known = Object.keys(configSchema.shape).join(', ');
-        msg = `unknown key(s) ${issue.keys.join(', ')}; known keys: ${known}`;
-        problems.push(`${keyPath}: ${msg}`);
-        continue;
-      }
-      problems.push(`${keyPath}: ${msg} (got ${got})`);
-    }
+    problems.push(...describeIssues(configSchema, input ?? {}, result.error.issues));
   } else {
     for (const rule of rules) for (const [p, m] of rule(result.data)) problems.push(m.startsWith(p) ? m : `${p}: ${m}`);
   }
@@ -330,6 +372,7 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
   const primary = parseMeasure(c.primaryMetric);
   return {
     ...c,
+    primaryMetric: formatMeasure(primary),
     chunking: {
       sizes: c.chunking.sizes,
       overlaps: Array.isArray(c.chunking.overlap) ? [...c.chunking.overlap] : [c.chunking.overlap],
@@ -382,14 +425,18 @@ function resolveChunking(v: string | number, c: WrittenConfig): ChunkingSpec {
 function resolveRerank(entries: unknown[]): (RerankSpec | null)[] {
   return entries.map((e) => {
     if (e === 'none') return null;
-    throw new HarnessError('CONFIG_INVALID', `rerank: ${describeValue(e)} is not supported yet`, { location: { path: 'rerank' }, remedy: 'use rerank: [none]' });
+    throw new HarnessError('CONFIG_INVALID', `rerank: ${JSON.stringify(e)} is not supported yet`, { location: { path: 'rerank' }, remedy: 'use rerank: [none]' });
   });
 }
+
+/** At most this many alias expansions per config file (the yaml package's `maxAliasCount`, its default). */
+const MAX_YAML_ALIASES = 100;
 
 /**
  * Reads a YAML config file and resolves it with {@link parseConfig}.
  * @throws HarnessError('CONFIG_NOT_FOUND') when the file is missing; ('CONFIG_INVALID') on YAML syntax errors (with the
- *   line) or schema problems.
+ *   line), on aliases that cannot be resolved (more than 100 expansions, an alias bomb; an alias before its anchor),
+ *   or schema problems.
  */
 export function loadConfigFile(file: string): SweepConfig {
   if (!existsSync(file)) {
@@ -407,8 +454,19 @@ export function loadConfigFile(file: string): SweepConfig {
   const text = readFileSync(file, 'utf8');
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES });
   } catch (e) {
+    // The yaml package throws ReferenceError while resolving aliases: an alias expanded too often (an "alias bomb",
+    // `a: &a [x, x]  b: &b [*a, *a] ...`), or an alias used before its anchor. Both are the file's fault.
+    if (e instanceof ReferenceError) {
+      throw new HarnessError('CONFIG_INVALID', `YAML aliases cannot be resolved: ${e.message}`, {
+        location: { file },
+        remedy:
+          `write the values out instead of using anchors (&name) and aliases (*name); a config may expand at most ` +
+          `${MAX_YAML_ALIASES} aliases, and each anchor must come before its aliases`,
+        cause: e,
+      });
+    }
     if (e instanceof YAMLParseError) {
       const line = e.linePos?.[0]?.line;
       throw new HarnessError('CONFIG_INVALID', `YAML syntax error: ${e.message.split('\n')[0]}`, {

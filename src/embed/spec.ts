@@ -16,6 +16,7 @@
  * ```
  */
 import { z } from 'zod';
+import { describeIssues } from '../config/issues.js';
 import { HarnessError } from '../errors.js';
 import type { EmbedRole } from './provider.js';
 
@@ -287,13 +288,12 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
       remedy: 'write use-lite, glove-100d, transformers: followed by a hub id or a model folder, or openai: followed by the model name a server serves',
     });
   }
-  const issues = parsed.error.issues.map((i) => {
-    const key = ['embeddings', ...i.path.map(String)].join('.');
-    return `${key}: ${i.message}`;
-  });
+  // Unknown keys name the nearest known key of the entry (src/config/issues.ts).
+  const issues = describeIssues(embeddingSpecSchema, typeof input === 'string' ? { model: input } : input, parsed.error.issues, ['embeddings']);
   // An invalid apiKeyEnv may be a pasted key: never echo it.
   const shown = JSON.stringify(input, (k, v: unknown) => (k === 'apiKeyEnv' ? '(value hidden)' : v));
-  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${shown}: ${issues.join('; ')}`, {
+  const safe = issues.map((line) => (typeof input === 'object' && input && typeof (input as { apiKeyEnv?: unknown }).apiKeyEnv === 'string' ? line.split((input as { apiKeyEnv: string }).apiKeyEnv).join('(value hidden)') : line));
+  throw new HarnessError('CONFIG_INVALID', `invalid embedding entry ${shown}: ${safe.join('; ')}`, {
     location: { path: 'embeddings' },
     remedy: 'see docs/embeddings.md for the accepted fields',
   });

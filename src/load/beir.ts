@@ -10,7 +10,7 @@
  *   reader of the file sees); `Question.line` is the query's 1-based line in queries.jsonl.
  * - The header is recognised by its score column: a first line whose third field is not an integer
  *   (scifact: `query-id corpus-id score`) is a header; trec-dl-2019-5k has none.
- * - Score = grade, an integer ≥ 0. A (query, doc) pair given twice counts once at its highest grade, with a warning.
+ * - Score = grade, an integer from 0 to 100 (src/score/grades.ts). A (query, doc) pair given twice counts once at its highest grade, with a warning.
  * - Dangling qrels rows follow the `labels` policy ({@link LabelPolicy}): a doc missing from the corpus is an error
  *   (`strict`), kept as an unretrievable label (`keep`) or removed (`drop`); a query missing from queries.jsonl is an
  *   error (`strict`) or, under both `keep` and `drop`, left out with a warning (a question without text cannot run).
@@ -19,6 +19,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
+import { isValidGrade, MAX_GRADE } from '../score/grades.js';
 import type { Doc, Question } from '../types.js';
 import { DOCUMENT_UNREADABLE } from './documents.js';
 import type { LabelPolicy } from './questions.js';
@@ -259,10 +260,10 @@ function parseQrels(text: string, file: string, warnings: string[]): Map<string,
     const doc = f[1].trim();
     const s = f[2].trim();
     const grade = INTEGER.test(s) ? Number(s) + 0 : Number.NaN; // + 0 turns "-0" into 0
-    if (qid === '' || doc === '' || !(grade >= 0)) {
-      throw new HarnessError('QRELS_INVALID', `line ${lineNo}: ${qid === '' || doc === '' ? 'empty query-id or corpus-id' : `score ${JSON.stringify(s)} is not an integer >= 0`}`, {
+    if (qid === '' || doc === '' || !isValidGrade(grade)) {
+      throw new HarnessError('QRELS_INVALID', `line ${lineNo}: ${qid === '' || doc === '' ? 'empty query-id or corpus-id' : `score ${JSON.stringify(s)} is not an integer from 0 to ${MAX_GRADE}`}`, {
         location: { file, line: lineNo },
-        remedy: 'each row needs a query id, a corpus id and an integer grade >= 0',
+        remedy: `each row needs a query id, a corpus id and an integer grade from 0 to ${MAX_GRADE} (src/score/grades.ts)`,
       });
     }
     let j = out.get(qid);

@@ -12,7 +12,7 @@ import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
-import { parseQuestions, type LabelPolicy } from './questions.js';
+import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -28,6 +28,11 @@ export interface DatasetSpec {
    * `keep` and `drop` add one warning per label.
    */
   labels?: LabelPolicy;
+  /**
+   * questions.jsonl lines with an unknown key: `strict` (default) = QUESTIONS_INVALID naming file, line, key and the
+   * nearest known key; `warn` = the key is ignored with one warning per key (datasets written by other tools).
+   */
+  strictness?: Strictness;
 }
 
 /** Options of {@link loadDataset}. */
@@ -98,7 +103,10 @@ export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = 
   }
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
-  const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, { labels });
+  const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, {
+    labels,
+    strictness: spec.strictness ?? 'strict',
+  });
   warnings.push(...parsed.warnings);
   return {
     name,

@@ -2,14 +2,15 @@
  * TREC qrels and run files, read and written as trec_eval 10.0 does.
  *
  * qrels: one judgement a line, `qid iter docno grade`, whitespace separated (spaces or tabs); `iter` is ignored
- * (usually `0`); `grade` is an integer (0 = judged not relevant; trec_eval reads negative grades as "in the pool
- * but not judged", and they never count as relevant here either).
+ * (usually `0`); `grade` is an integer from −100 to 100 (src/score/grades.ts): 0 = judged not relevant; trec_eval
+ * reads negative grades as "in the pool but not judged relevant", and they never count as relevant here either.
  * run: one retrieved document a line, `qid Q0 docno rank score tag`; `Q0` and `rank` are ignored (trec_eval orders
  * by score descending, then docno descending: see src/retrieve/rank.ts), `score` is a finite decimal number.
  * Blank lines are skipped. Lines are numbered from 1.
  */
 import { readFileSync } from 'node:fs';
 import { HarnessError } from '../errors.js';
+import { isValidGrade, MAX_GRADE, MIN_TREC_GRADE } from '../score/grades.js';
 import type { Qrels, Run } from '../score/evaluate.js';
 
 export type { Qrels, Run } from '../score/evaluate.js';
@@ -38,7 +39,8 @@ function show(line: string): string {
  * @param file path or name used in error messages
  * @returns qid → docno → grade, questions and documents in file order
  * @throws HarnessError `QRELS_INVALID` with `location: { file, line }` for a line without exactly 4 fields, a grade
- *   that is not an integer, or a (qid, docno) pair judged twice (trec_eval refuses those too).
+ *   that is not an integer from −100 to 100 (`1e300` and `2000` are refused here, with the line, rather than
+ *   failing later), or a (qid, docno) pair judged twice (trec_eval refuses those too).
  */
 export function parseQrels(text: string, file: string): Qrels {
   const qrels: Qrels = new Map();
@@ -54,11 +56,17 @@ export function parseQrels(text: string, file: string): Qrels {
       });
     }
     const [qid, , docno, gradeText] = f;
-    if (!INTEGER.test(gradeText) || !Number.isSafeInteger(Number(gradeText))) {
-      throw new HarnessError('QRELS_INVALID', `qrels grade ${JSON.stringify(gradeText)} is not an integer: ${show(line)}`, {
-        location: { file, line: lineNo },
-        remedy: 'the fourth field is the grade: an integer, 0 for judged not relevant, 1 or more for relevant',
-      });
+    if (!INTEGER.test(gradeText) || !isValidGrade(Number(gradeText) + 0, MIN_TREC_GRADE)) {
+      throw new HarnessError(
+        'QRELS_INVALID',
+        `qrels grade ${JSON.stringify(gradeText)} is not an integer from ${MIN_TREC_GRADE} to ${MAX_GRADE}: ${show(line)}`,
+        {
+          location: { file, line: lineNo },
+          remedy:
+            `the fourth field is the grade: an integer, 0 for judged not relevant, 1 to ${MAX_GRADE} for relevant ` +
+            '(negative grades are read as not relevant, as trec_eval does)',
+        },
+      );
     }
     const key = `${qid}\u0000${docno}`;
     const earlier = firstLine.get(key);
@@ -75,7 +83,7 @@ export function parseQrels(text: string, file: string): Qrels {
       docs = new Map();
       qrels.set(qid, docs);
     }
-    docs.set(docno, Number(gradeText));
+    docs.set(docno, Number(gradeText) + 0); // + 0 turns "-0" into 0
   });
   return qrels;
 }
@@ -161,7 +169,8 @@ function checkToken(value: string, what: string, code: 'QRELS_INVALID' | 'RUN_IN
 /**
  * Writes qrels as `qid 0 docno grade` lines, ordered by qid then docno (code-unit order), ending with a newline
  * (empty string for empty qrels). Round-trips through {@link parseQrels}.
- * @throws HarnessError `QRELS_INVALID` when a qid or docno is empty or holds whitespace, or a grade is not an integer.
+ * @throws HarnessError `QRELS_INVALID` when a qid or docno is empty or holds whitespace, or a grade is not an integer
+ *   from −100 to 100.
  */
 export function formatQrels(qrels: Qrels): string {
   const out: string[] = [];
@@ -171,9 +180,10 @@ export function formatQrels(qrels: Qrels): string {
     for (const docno of [...docs.keys()].sort(byCodeUnits)) {
       checkToken(docno, 'docno', 'QRELS_INVALID');
       const grade = docs.get(docno)!;
-      if (!Number.isSafeInteger(grade)) {
-        throw new HarnessError('QRELS_INVALID', `grade ${String(grade)} of ${qid}/${docno} is not an integer`, {
-          remedy: 'grades are integers (0 = not relevant)',
+      if (!isValidGrade(grade, MIN_TREC_GRADE)) {
+        throw new HarnessError('QRELS_INVALID', `grade ${String(grade)} of ${qid}/${docno} is not an integer from ${MIN_TREC_GRADE} to ${MAX_GRADE}`, {
+          location: { path: `${qid}/${docno}` },
+          remedy: `grades are integers (0 = not relevant, at most ${MAX_GRADE})`,
         });
       }
       out.push(`${qid} 0 ${docno} ${grade}`);

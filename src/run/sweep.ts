@@ -207,6 +207,7 @@ export async function runSweep(
         ...(config.dataset.split !== undefined ? { split: config.dataset.split } : {}),
         name: config.name,
         labels: config.dataset.labels,
+        strictness: config.dataset.strictness,
       },
       // Relative dataset paths resolve against the config file's folder (errors then name both).
       { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },

@@ -22,6 +22,7 @@
  */
 import { HarnessError } from '../errors.js';
 import { rankByRule } from '../retrieve/rank.js';
+import { isValidGrade, MAX_GRADE, MIN_TREC_GRADE } from './grades.js';
 import { formatMeasure, isValidCutoff, type Measure } from './measures.js';
 import { hitRateAt } from './metrics/hit-rate.js';
 import { averagePrecisionAt, precisionAtRelevantSlot } from './metrics/map.js';
@@ -44,7 +45,8 @@ export interface RankingScore {
   values: Record<string, number>;
   /**
    * 1-based rank of the first slot credited as relevant (grade ≥ threshold, first occurrence), within the largest k
-   * asked (within R when only `r_precision` is asked); null when there is none.
+   * asked (within R when only `r_precision` is asked, within the whole ranking when only uncut `map` or `map` and
+   * `r_precision` are); null when there is none.
    */
   firstRelevantRank: number | null;
   /** R: judged documents with grade ≥ threshold. When 0 the question is not scorable and every value is 0. */
@@ -150,6 +152,8 @@ const enum Fam {
   NdcgExp,
   Map,
   RPrecision,
+  /** trec_eval `map`: average precision over the whole ranking (measure `map`, k null). */
+  MapAll,
 }
 
 const FAMILY_CODE: Record<Measure['family'], Fam> = {
@@ -178,9 +182,11 @@ export interface MeasurePlan {
   readonly measures: readonly Measure[];
   /** Distinct cutoffs, ascending. */
   readonly cutoffs: readonly number[];
-  /** Largest cutoff, 0 when only r_precision is asked. */
+  /** Largest cutoff, 0 when only r_precision or uncut map is asked. */
   readonly maxK: number;
   readonly hasRPrecision: boolean;
+  /** Uncut `map` is asked: the whole ranking is read. */
+  readonly hasUncutMap: boolean;
   /** @internal family code per measure */
   readonly codes: Int32Array;
   /** @internal index into `cutoffs` per measure (−1 for r_precision) */
@@ -199,10 +205,14 @@ export function planMeasures(measures: readonly Measure[]): MeasurePlan {
   const codes = new Int32Array(measures.length);
   const cutoffOf = new Int32Array(measures.length);
   let hasRPrecision = false;
+  let hasUncutMap = false;
   measures.forEach((m, i) => {
     codes[i] = FAMILY_CODE[m.family];
     if (m.k === null) {
-      hasRPrecision = true;
+      if (m.family === 'map') {
+        hasUncutMap = true;
+        codes[i] = Fam.MapAll;
+      } else hasRPrecision = true;
       cutoffOf[i] = -1;
     } else {
       if (!isValidCutoff(m.k)) throw new Error(`unreachable: formatMeasure accepted k=${m.k}`);
@@ -215,6 +225,7 @@ export function planMeasures(measures: readonly Measure[]): MeasurePlan {
     cutoffs,
     maxK: cutoffs.length > 0 ? cutoffs[cutoffs.length - 1] : 0,
     hasRPrecision,
+    hasUncutMap,
     codes,
     cutoffOf,
     scratch: new Float64Array(cutoffs.length * SLOTS),
@@ -223,7 +234,7 @@ export function planMeasures(measures: readonly Measure[]): MeasurePlan {
 
 /**
  * Scores one ranking against prepared judgements, computing every measure of the plan in one pass over the top
- * max(largest k, R if r_precision is asked) slots.
+ * max(largest k, R if r_precision is asked) slots, or over the whole ranking when uncut `map` is asked.
  * @param ranking document ids in rank order (index 0 = rank 1); may be empty, shorter or longer than k, and may
  *   repeat ids (a repeat is a non-relevant slot). Not changed.
  */
@@ -231,7 +242,11 @@ export function scorePrepared(ranking: readonly string[], prepared: PreparedJudg
   const { positive, threshold, relevant } = prepared;
   const { cutoffs, scratch } = plan;
   const nc = cutoffs.length;
-  const depthWanted = plan.hasRPrecision && relevant > plan.maxK ? relevant : plan.maxK;
+  const depthWanted = plan.hasUncutMap
+    ? ranking.length
+    : plan.hasRPrecision && relevant > plan.maxK
+      ? relevant
+      : plan.maxK;
   const depth = ranking.length < depthWanted ? ranking.length : depthWanted;
 
   let rel = 0;
@@ -327,12 +342,15 @@ export function scorePrepared(ranking: readonly string[], prepared: PreparedJudg
       case Fam.RPrecision:
         v = rPrecision(relAtR, relevant);
         break;
+      case Fam.MapAll:
+        v = averagePrecisionAt(precisionSum, relevant);
+        break;
       default:
         throw new Error(`unreachable: family code ${codes[m]}`);
     }
     values[names[m]] = v;
   }
-  const limit = plan.maxK > 0 ? plan.maxK : relevant;
+  const limit = plan.maxK > 0 ? plan.maxK : plan.hasUncutMap ? depth : relevant;
   return { values, firstRelevantRank: first > 0 && first <= limit ? first : null, relevant };
 }
 
@@ -378,6 +396,130 @@ export type Qrels = Map<string, Map<string, number>>;
 /** A run: qid → retrieved entries, in any order (they are ordered by the tie rule when scored). */
 export type Run = Map<string, { docno: string; score: number }[]>;
 
+/** Judgements of one question as {@link evaluate} accepts them: a Map or a plain object, docno → grade. */
+export type JudgementsInput = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
+/**
+ * Qrels as {@link evaluate} accepts them: a Map or a plain object `{ qid: { docno: grade } }` (as ir_measures and
+ * ranx take them), the inner level a Map or a plain object too. Grades are integers in [−100, 100] (see
+ * src/score/grades.ts; negative = not relevant, as trec_eval).
+ */
+export type QrelsInput = ReadonlyMap<string, JudgementsInput> | Readonly<Record<string, JudgementsInput>>;
+/** One question's retrieved documents: `{ docno, score }` entries in any order, or docno → score (Map or object). */
+export type RunEntriesInput =
+  | readonly { docno: string; score: number }[]
+  | ReadonlyMap<string, number>
+  | Readonly<Record<string, number>>;
+/** A run as {@link evaluate} accepts it: a Map or a plain object `{ qid: { docno: score } }` (or entry arrays). */
+export type RunInput = ReadonlyMap<string, RunEntriesInput> | Readonly<Record<string, RunEntriesInput>>;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || v instanceof Map) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function describeShape(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (v instanceof Map) return 'a Map';
+  if (typeof v === 'object') return `a ${(v as object).constructor?.name ?? 'object'}`;
+  const s = JSON.stringify(v);
+  return `${typeof v} ${s === undefined ? String(v) : s.length > 40 ? `${s.slice(0, 37)}...` : s}`;
+}
+
+/** [key, value] pairs of a Map or a plain object; undefined for anything else. */
+function pairsOf(v: unknown): [string, unknown][] | undefined {
+  if (v instanceof Map) return [...(v as Map<unknown, unknown>)].map(([k, x]) => [k as string, x]);
+  if (isPlainObject(v)) return Object.entries(v);
+  return undefined;
+}
+
+function shapeError(code: 'QRELS_INVALID' | 'RUN_INVALID', path: string, expected: string, got: unknown): HarnessError {
+  return new HarnessError(code, `${path} must be ${expected}, got ${describeShape(got)}`, {
+    location: { path },
+    remedy:
+      code === 'QRELS_INVALID'
+        ? 'pass qrels as a Map or a plain object { qid: { docno: grade } } (grades integers, 0 = not relevant), or read a file with readQrels'
+        : 'pass the run as a Map or a plain object { qid: { docno: score } } (or { qid: [{ docno, score }] }), or read a file with readRun',
+  });
+}
+
+/**
+ * Checks qrels given as Maps or plain objects and returns them as {@link Qrels} (inner Maps that are already valid
+ * are reused, not copied; nothing given is changed). Questions keep their order (a plain object lists integer-like
+ * qids first, in ascending numeric order, as JavaScript does).
+ * @throws HarnessError `QRELS_INVALID` with `location.path` (`qrels["q1"]["d3"]`) for a wrong shape (naming what
+ *   was expected and what came), a qid or docno that is not a string, or a grade that is not an integer in
+ *   [−100, 100].
+ */
+export function normaliseQrels(input: QrelsInput): Qrels {
+  const outer = pairsOf(input);
+  if (outer === undefined) throw shapeError('QRELS_INVALID', 'qrels', 'a Map or a plain object { qid: { docno: grade } }', input);
+  const out: Qrels = new Map();
+  for (const [qid, docs] of outer) {
+    const qpath = `qrels[${JSON.stringify(qid)}]`;
+    if (typeof qid !== 'string') throw shapeError('QRELS_INVALID', 'qrels', 'keyed by string qids', qid);
+    const inner = pairsOf(docs);
+    if (inner === undefined) throw shapeError('QRELS_INVALID', qpath, 'a Map or a plain object { docno: grade }', docs);
+    for (const [docno, grade] of inner) {
+      if (typeof docno !== 'string') throw shapeError('QRELS_INVALID', qpath, 'keyed by string docnos', docno);
+      if (!isValidGrade(grade, MIN_TREC_GRADE)) {
+        throw new HarnessError(
+          'QRELS_INVALID',
+          `${qpath}[${JSON.stringify(docno)}]: grade must be an integer from ${MIN_TREC_GRADE} to ${MAX_GRADE}, got ${describeShape(grade)}`,
+          {
+            location: { path: `${qpath}[${JSON.stringify(docno)}]` },
+            remedy: 'grades are integers: 0 = judged not relevant, 1, 2, 3 ... more relevant (at most 100)',
+          },
+        );
+      }
+    }
+    out.set(qid, docs instanceof Map ? (docs as Map<string, number>) : new Map(inner as [string, number][]));
+  }
+  return out;
+}
+
+/**
+ * Checks a run given as Maps or plain objects and returns it as {@link Run} (entry arrays that are already valid
+ * are reused, not copied; nothing given is changed).
+ * @throws HarnessError `RUN_INVALID` with `location.path` for a wrong shape (naming what was expected), a docno
+ *   that is not a string, or a score that is not a finite number.
+ */
+export function normaliseRun(input: RunInput): Run {
+  const outer = pairsOf(input);
+  if (outer === undefined) throw shapeError('RUN_INVALID', 'run', 'a Map or a plain object { qid: { docno: score } }', input);
+  const out: Run = new Map();
+  for (const [qid, entries] of outer) {
+    const qpath = `run[${JSON.stringify(qid)}]`;
+    if (typeof qid !== 'string') throw shapeError('RUN_INVALID', 'run', 'keyed by string qids', qid);
+    let list: { docno: string; score: number }[];
+    if (Array.isArray(entries)) {
+      entries.forEach((e: unknown, i) => {
+        const p = `${qpath}[${i}]`;
+        if (e === null || typeof e !== 'object' || Array.isArray(e))
+          throw shapeError('RUN_INVALID', p, 'an entry { docno, score }', e);
+        const { docno, score } = e as { docno?: unknown; score?: unknown };
+        if (typeof docno !== 'string') throw shapeError('RUN_INVALID', `${p}.docno`, 'a string', docno);
+        if (typeof score !== 'number' || !Number.isFinite(score))
+          throw shapeError('RUN_INVALID', `${p}.score`, 'a finite number', score);
+      });
+      list = entries as { docno: string; score: number }[];
+    } else {
+      const inner = pairsOf(entries);
+      if (inner === undefined)
+        throw shapeError('RUN_INVALID', qpath, 'a Map or a plain object { docno: score }, or an array of { docno, score }', entries);
+      list = inner.map(([docno, score]) => {
+        if (typeof docno !== 'string') throw shapeError('RUN_INVALID', qpath, 'keyed by string docnos', docno);
+        if (typeof score !== 'number' || !Number.isFinite(score))
+          throw shapeError('RUN_INVALID', `${qpath}[${JSON.stringify(docno)}]`, 'a finite number (the score)', score);
+        return { docno, score };
+      });
+    }
+    out.set(qid, list);
+  }
+  return out;
+}
+
 /** The outcome of {@link evaluate}. */
 export interface EvaluationResult {
   /** Mean of each measure over the scored questions (canonical names); empty when no question is scorable. */
@@ -418,10 +560,23 @@ export function rankRunEntries(entries: readonly { docno: string; score: number 
 /**
  * Evaluates a run against qrels, trec_eval style (`trec_eval -c` over the qrels questions), with this module's
  * policy: R = 0 questions excluded, missing run questions scored 0, unknown run questions ignored, duplicates warned.
- * @throws HarnessError `USAGE` for a bad threshold, `MEASURE_UNKNOWN` for a malformed measure.
+ * @param qrelsInput Maps ({@link Qrels}, as `readQrels` gives) or plain objects `{ qid: { docno: grade } }`.
+ * @param runInput Maps ({@link Run}, as `readRun` gives) or plain objects `{ qid: { docno: score } }` /
+ *   `{ qid: [{ docno, score }] }`.
+ * @param measures parsed measures (see `parseMeasure`, which also reads ir_measures and ranx names); results are
+ *   keyed by canonical names.
+ * @throws HarnessError `QRELS_INVALID` / `RUN_INVALID` for a wrong shape or value (see {@link normaliseQrels},
+ *   {@link normaliseRun}), `USAGE` for a bad threshold, `MEASURE_UNKNOWN` for a malformed measure.
  */
-export function evaluate(qrels: Qrels, run: Run, measures: readonly Measure[], options?: ScoreOptions): EvaluationResult {
+export function evaluate(
+  qrelsInput: QrelsInput,
+  runInput: RunInput,
+  measures: readonly Measure[],
+  options?: ScoreOptions,
+): EvaluationResult {
   const threshold = resolveThreshold(options);
+  const qrels = normaliseQrels(qrelsInput);
+  const run = normaliseRun(runInput);
   const plan = planMeasures(measures);
   const perQuery: Record<string, Record<string, number>> = {};
   const excluded: string[] = [];

@@ -77,7 +77,7 @@ describe('config schema', () => {
 
   it('rejects unknown keys and lists the known ones', () => {
     const e = configError({ ...base, topk: [1] });
-    expect(e.message).toContain('unknown key(s) topk');
+    expect(e.message).toContain('topk: unknown key (got [1]); did you mean topK? known keys: name, dataset, chunking');
   });
 
   it('needs an embedding model for semantic and hybrid modes (checked when the sweep starts: providers may come as objects)', () => {

@@ -51,12 +51,31 @@ describe('parseQuestions: shape', () => {
     expect(questions[0].text).toBe('x?');
   });
 
-  it('unknown keys are ignored with one warning per key listing the lines', () => {
-    const { questions, warnings } = parse(
-      lines({ id: 'q1', question: 'a', relevent: ['pump.md'] }, { id: 'q2', question: 'b', relevent: ['pump.md'] }),
+  it('question line key relevent is an error suggesting relevant', () => {
+    const e = thrown(() => parse(lines({ id: 'q0', question: 'ok' }, { id: 'q1', question: 'a', relevent: ['pump.md'] })));
+    expect(e.code).toBe('QUESTIONS_INVALID');
+    expect(e.location).toEqual({ file: FILE, line: 2, path: 'relevent' });
+    expect(e.message).toBe('question q1: unknown key "relevent" (did you mean "relevant"?); known keys: id, question, tags, relevant, evidence, chunks');
+    expect(e.remedy).toContain('strictness: warn');
+  });
+
+  it('an unknown key inside an evidence entry is an error naming its path and the nearest evidence key', () => {
+    const e = thrown(() => parse(lines({ id: 'q1', question: 'a', evidence: [{ doc: 'pump.md', qoute: '5 A' }] })));
+    expect(e.code).toBe('QUESTIONS_INVALID');
+    expect(e.location.path).toBe('evidence[0].qoute');
+    expect(e.message).toContain('did you mean "quote"?');
+    expect(e.message).toContain('known keys: doc, grade, quote, occurrence, start, end');
+  });
+
+  it('strictness: warn keeps the question and warns (one warning per key listing the lines)', () => {
+    const { questions, warnings } = parseQuestions(
+      lines({ id: 'q1', question: 'a', relevent: ['pump.md'] }, { id: 'q2', question: 'b', relevent: ['pump.md'], relevant: ['pump.md'] }),
+      FILE,
+      DOCS,
+      { strictness: 'warn' },
     );
-    expect(questions.map((q) => q.relevant)).toEqual([{}, {}]);
-    expect(warnings).toEqual([`${FILE}: unknown key "relevent" ignored on lines 1, 2`]);
+    expect(questions.map((q) => q.relevant)).toEqual([{}, { 'pump.md': 1 }]);
+    expect(warnings).toEqual([`${FILE}: unknown key "relevent" (did you mean "relevant"?) ignored on lines 1, 2`]);
   });
 
   it('label ids are normalised like document ids (backslashes, leading ./)', () => {

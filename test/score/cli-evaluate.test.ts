@@ -55,8 +55,14 @@ describe('evaluate command', () => {
     expect(out.mean['mrr@2']).toBeCloseTo(1 / 2, 10);
   });
 
+  it('-m accepts ir_measures and trec_eval names, prints canonical names and scores a measure named twice once', () => {
+    const out = runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['nDCG@10', 'P@5', 'precision@5', 'P_5', 'AP'] });
+    const names = out.stdout.trim().split('\n').map((l) => l.split('\t')[0]);
+    expect(names).toEqual(['ndcg@10', 'precision@5', 'map']);
+  });
+
   it('a bad measure fails with MEASURE_UNKNOWN, a missing file with QRELS_INVALID / RUN_INVALID', () => {
-    expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['P@5'] })), 'MEASURE_UNKNOWN')).toBe(true);
+    expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['hits@5'] })), 'MEASURE_UNKNOWN')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: path.join(tmp, 'no.qrels'), run: runPath })), 'QRELS_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: path.join(tmp, 'no.run') })), 'RUN_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, relevanceThreshold: 0 })), 'USAGE')).toBe(true);

@@ -48,4 +48,17 @@ describe.skipIf(!existsSync(dir))('trec_eval 10.0 conformance (../shared/conform
       expect(r.warnings).toEqual([]);
     });
   }
+
+  it('uncut map equals trec_eval map_cut_10 on the cases whose run questions retrieve at most 10 documents', () => {
+    let checked = 0;
+    for (const c of cases) {
+      const run = readRun(path.join(dir, `${c.case}.run`));
+      if (Math.max(...[...run.values()].map((e) => e.length)) > 10) continue;
+      const r = evaluate(readQrels(path.join(dir, `${c.case}.qrels`)), run, [parseMeasure('map')]);
+      for (const [qid, values] of Object.entries(c.per_query)) expect(r.perQuery[qid].map, `${c.case} ${qid}`).toBeCloseTo(values['map@10'], 9);
+      expect(r.mean.map, c.case).toBeCloseTo(c.mean['map@10'], 9);
+      checked++;
+    }
+    expect(checked).toBe(3);
+  });
 });

@@ -39,7 +39,8 @@ function oracle(ranking: string[], judgements: Record<string, number>, m: Measur
     }
     case 'map': {
       let sum = 0;
-      for (let i = 1; i <= Math.min(k, grades.length); i++) if (isRel(grades[i - 1])) sum += relIn(i) / i;
+      // uncut map (k null) is trec_eval's map: the whole ranking
+      for (let i = 1; i <= Math.min(m.k ?? Infinity, grades.length); i++) if (isRel(grades[i - 1])) sum += relIn(i) / i;
       return R === 0 ? 0 : sum / R;
     }
     case 'r_precision':
@@ -52,8 +53,8 @@ const docId = fc.constantFrom(...POOL);
 const judgementsArb = fc.dictionary(docId, fc.integer({ min: 0, max: 3 }), { maxKeys: 8 });
 const rankingArb = fc.array(docId, { maxLength: 14 });
 const measureArb: fc.Arbitrary<Measure> = fc
-  .tuple(fc.constantFrom(...MEASURE_FAMILIES), fc.integer({ min: 1, max: 15 }))
-  .map(([family, k]) => ({ family, k: family === 'r_precision' ? null : k }));
+  .tuple(fc.constantFrom(...MEASURE_FAMILIES), fc.integer({ min: 1, max: 15 }), fc.boolean())
+  .map(([family, k, uncut]) => ({ family, k: family === 'r_precision' || (family === 'map' && uncut) ? null : k }));
 const thresholdArb = fc.integer({ min: 1, max: 3 });
 
 describe('properties', () => {
