@@ -13,6 +13,7 @@
  *   projected onto that chunking) and `runs/<config_id>.trec`: TREC files that reproduce the matrix with trec_eval
  *   (at the evidence level every measure but recall, which counts evidence spans, and the character/token measures).
  */
+import type { RenderedReports } from '../report/render.js';
 import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ConfigResult, ConfigSpec, Level, Question, QueryDetail, SweepResult } from '../types.js';
@@ -130,7 +131,7 @@ export function checkOutputDir(outDir: string): void {
 export function writeArtifacts(
   outDir: string,
   result: SweepResult,
-  rendered: Record<string, string>,
+  rendered: Readonly<Record<string, string>> | RenderedReports,
 ): string[] {
   checkOutputDir(outDir);
   const target = path.resolve(outDir);
