@@ -1,0 +1,171 @@
+/**
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep]`: the scale benchmark of issue 12.
+ *
+ * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
+ * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
+ * documents, each a title and 4-12 sentences drawn with a seeded generator from the sentences of SciFact and
+ * TREC-DL 2019 (../shared/datasets). Then it runs the grid keyword + semantic + hybrid with glove-100d at chunking
+ * [none, 256] (overlap 16), k 1, 5, 10, in a child process per size with a fresh cache, and writes DIR/scale.json:
+ * per-stage seconds (load, chunk, keyword, dense = embedding + search + fusion, score, total), peak RSS of the child
+ * (`process.resourceUsage().maxRSS`), chunks per chunking, and the growth exponent between consecutive sizes,
+ * log(t2/t1) / log(N2/N1), per stage (1 = linear).
+ */
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { Command } from 'commander';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..');
+const shared = path.resolve(repo, '../shared/datasets');
+
+/** mulberry32: a small seeded generator (deterministic corpora). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function sentencesOf(file: string): string[] {
+  const out: string[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const d = JSON.parse(line) as { text?: string };
+    for (const s of (d.text ?? '').split(/(?<=[.!?])\s+/)) if (s.length > 20) out.push(s);
+  }
+  return out;
+}
+
+/** Writes DIR/corpus-N (BEIR layout) and returns its folder. */
+async function buildCorpus(dir: string, n: number): Promise<string> {
+  const folder = path.join(dir, `corpus-${n}`);
+  if (existsSync(path.join(folder, 'corpus.jsonl'))) return folder;
+  mkdirSync(path.join(folder, 'qrels'), { recursive: true });
+  const scifact = path.join(shared, 'scifact');
+  copyFileSync(path.join(scifact, 'queries.jsonl'), path.join(folder, 'queries.jsonl'));
+  copyFileSync(path.join(scifact, 'qrels/test.tsv'), path.join(folder, 'qrels/test.tsv'));
+  const sentences = [...sentencesOf(path.join(scifact, 'corpus.jsonl')), ...sentencesOf(path.join(shared, 'trec-dl-2019-5k/corpus.jsonl'))];
+  const out = createWriteStream(path.join(folder, 'corpus.jsonl'));
+  const write = async (s: string) => {
+    if (!out.write(s)) await once(out, 'drain');
+  };
+  let kept = 0;
+  for (const line of readFileSync(path.join(scifact, 'corpus.jsonl'), 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    await write(line + '\n');
+    kept++;
+  }
+  const r = rng(20261202 + n);
+  for (let i = kept; i < n; i++) {
+    const m = 4 + Math.floor(r() * 9);
+    const parts: string[] = [];
+    for (let j = 0; j < m; j++) parts.push(sentences[Math.floor(r() * sentences.length)]);
+    await write(JSON.stringify({ _id: `syn${i}`, title: parts[0].slice(0, 60), text: parts.slice(1).join(' ') }) + '\n');
+  }
+  out.end();
+  await once(out, 'finish');
+  return folder;
+}
+
+interface SizeResult {
+  documents: number;
+  seconds: Record<string, number>;
+  peak_rss_mb: number;
+  chunks: Record<string, number>;
+  rows: number;
+  ndcg10_keyword_none: number | null;
+}
+
+/** The child: one sweep, printing one JSON line with its timings and peak RSS. */
+async function child(dataset: string, cacheDir: string): Promise<void> {
+  const { parseConfig } = await import('../src/config/schema.js');
+  const { runSweep } = await import('../src/run/sweep.js');
+  const config = parseConfig({
+    name: 'scale',
+    dataset: { path: dataset, split: 'test' },
+    chunking: { sizes: ['none', 256], overlap: 16 },
+    topK: [1, 5, 10],
+    modes: ['keyword', 'semantic', 'hybrid'],
+    embeddings: ['glove-100d'],
+    primaryMetric: 'ndcg@10',
+    cacheDir,
+  });
+  const t0 = performance.now();
+  const { result, timings } = await runSweep(config, {
+    resume: false,
+    onEvent: (e) => {
+      if (e.kind === 'stage') process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${e.stage} ${e.detail ?? ''}\n`);
+    },
+  });
+  const chunkings = (result.manifest.chunking as { chunkings: { key: string; chunks: number }[] }).chunkings;
+  const kw = result.configs.find((c) => c.config.id === 'none.keyword.k10');
+  const out: SizeResult = {
+    documents: (result.manifest.dataset as { docs: number }).docs,
+    seconds: timings,
+    peak_rss_mb: process.resourceUsage().maxRSS / 1024,
+    chunks: Object.fromEntries(chunkings.map((c) => [c.key, c.chunks])),
+    rows: result.configs.length,
+    ndcg10_keyword_none: kw?.means['ndcg@10'] ?? null,
+  };
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+async function main(): Promise<void> {
+  const program = new Command()
+    .name('bench:scale')
+    .option('--out <dir>', 'work folder for corpora, caches and scale.json', '.cache/bench-scale')
+    .option('--sizes <list>', 'document counts, comma separated', '20000,200000,1000000')
+    .option('--keep', 'keep the synthetic corpora and caches afterwards')
+    .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
+    .option('--cache <dir>', '(internal) the child\'s cache folder');
+  program.parse();
+  const o = program.opts<{ out: string; sizes: string; keep?: boolean; child?: string; cache?: string }>();
+  if (o.child) return child(o.child, o.cache!);
+  if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
+    process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const dir = path.resolve(o.out);
+  mkdirSync(dir, { recursive: true });
+  const sizes = o.sizes.split(',').map(Number);
+  const results: SizeResult[] = [];
+  for (const n of sizes) {
+    const t = performance.now();
+    const folder = await buildCorpus(dir, n);
+    process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
+    const cache = path.join(dir, `cache-${n}`);
+    rmSync(cache, { recursive: true, force: true });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    if (r.status !== 0) throw new Error(`the sweep on ${n} documents failed (exit ${r.status})`);
+    const line = r.stdout.trim().split('\n').pop()!;
+    results.push(JSON.parse(line) as SizeResult);
+    process.stderr.write(`${n}: ${line}\n`);
+    if (!o.keep) rmSync(cache, { recursive: true, force: true });
+  }
+  const growth: Record<string, Record<string, number>> = {};
+  for (let i = 1; i < results.length; i++) {
+    const a = results[i - 1];
+    const b = results[i];
+    const key = `${a.documents}->${b.documents}`;
+    growth[key] = {};
+    for (const stage of Object.keys(b.seconds))
+      if (a.seconds[stage] > 0 && b.seconds[stage] > 0) growth[key][stage] = Math.log(b.seconds[stage] / a.seconds[stage]) / Math.log(b.documents / a.documents);
+  }
+  const report = { createdAt: new Date().toISOString(), node: process.version, sizes: results, growth_exponent: growth };
+  writeFileSync(path.join(dir, 'scale.json'), JSON.stringify(report, null, 2) + '\n');
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+}
+
+await main();
