@@ -95,8 +95,13 @@ export const configSchema = z
         seed: z.number().int().default(42),
         resamples: z.number().int().min(1000, 'must be at least 1000').default(2000),
         alpha: z.number().gt(0).lt(1).default(0.05),
+        /**
+         * Fewest judged questions for a recommendation. Below it (or when the minimum detectable difference exceeds a
+         * tenth of the metric's range) the report says there is not enough evidence to choose.
+         */
+        minQuestions: z.number().int().min(1, 'must be at least 1').default(30),
       })
-      .default({ seed: 42, resamples: 2000, alpha: 0.05 }),
+      .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30 }),
     /** Where embedding vectors and derived model files are cached; relative to the working directory. */
     cacheDir: z.string().default('.cache/retrieval-sweep'),
     /** How many retrieval jobs run at once. */
