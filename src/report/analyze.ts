@@ -345,13 +345,19 @@ function median(xs: number[]): number {
  * - Candidates: ok rows with `config.k` equal to the primary metric's k. The best has the highest mean on the primary
  *   metric (ties: the earlier grid row). Each other candidate: paired difference (candidate − best) with a paired
  *   bootstrap interval, a two-sided sign-flip test (Smucker, Allan & Carterette 2007; exact when n ≤ 16), Holm's
- *   correction over all these comparisons (Holm 1979). Tier 1 when the Holm-adjusted p ≥ alpha.
- * - Warnings: fewer than 30 judged questions (with the minimum detectable difference), questions left out, rows
- *   without per-question values, no candidate at the primary k, failed rows.
+ *   correction over all these comparisons (Holm 1979). Tier 1 when the Holm-adjusted p ≥ alpha. The difference
+ *   intervals are at the Bonferroni level 1 − alpha/m (m comparisons); `excludesZero` flags an interval without 0.
+ * - Evidence: not enough to choose with fewer than `minQuestions` judged questions or an MDD above a tenth of the
+ *   metric's range ({@link Analysis.evidence}).
+ * - Segments: per tag and folder (no folders for BEIR), the recommended row's value, the segment's best and tier 1.
+ * - Fusion: see {@link FusionView}.
+ * - Warnings: the run's (`result.warnings`, report/warnings.ts) first, then fewer than `minQuestions` judged questions
+ *   (with the minimum detectable difference), questions left out, rows without per-question values, no candidate at
+ *   the primary k, failed rows.
  *
  * @param result a finished sweep; not changed.
  * @param opts see {@link AnalyzeOptions}.
- * @throws HarnessError `USAGE` when resamples are not positive integers or level is outside (0, 1).
+ * @throws HarnessError `USAGE` when resamples or minQuestions are not positive integers or level is outside (0, 1).
  */
 export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysis {
   const seed = opts.seed ?? 42;
@@ -597,12 +603,57 @@ interface StatOptions {
  * Two-sided paired sign-flip p-values of several difference vectors of one length n (exact when n ≤ 16, else one
  * Monte Carlo plan of `permutationResamples` patterns from `seed`, shared by all vectors), then Holm over them.
  */
-function signFlipHolm(diffs: Float64Array[], n: number, permutationResamples: number, seed: number): { p: number[]; pHolm: number[] } {
+export function signFlipHolm(diffs: Float64Array[], n: number, permutationResamples: number, seed: number): { p: number[]; pHolm: number[] } {
   if (diffs.length === 0) return { p: [], pHolm: [] };
   const exact = n <= 16;
   const flips = exact ? new Int8Array(0) : signFlipPlan(n, permutationResamples, seed);
   const p = diffs.map((d) => (exact ? exactSignFlip(d) : monteCarloSignFlip(d, flips, permutationResamples)).pValue);
   return { p, pHolm: holm(p) };
+}
+
+/**
+ * Which of m paired-difference vectors Holm rejects at `alpha` (two-sided sign-flip tests), decided with less work
+ * than {@link signFlipHolm} and, apart from the first rule below, with exactly its decisions:
+ * - a vector whose Hoeffding bound already proves p < alpha/m, P(|Σ ε_j d_j| ≥ |Σ d_j|) ≤ 2·exp(−(Σ d_j)² / (2 Σ d_j²))
+ *   (Hoeffding 1963, for independent signs ε_j = ±1), is rejected without resampling: Holm rejects every p < alpha/m
+ *   (its adjusted value is at most m·p). The bound is exact where it decides; the Monte Carlo estimate could disagree
+ *   only by its own sampling error near alpha/m, or when 1/(R + 1) ≥ alpha/m;
+ * - the Monte Carlo count stops as soon as (count + 1)/(R + 1) ≥ alpha: that p can never be rejected, and a vector
+ *   with p ≥ alpha sorts after every vector Holm could reject, so stopping early changes no decision.
+ * Exact enumeration (n ≤ 16) runs in full.
+ * @returns one flag per vector: true = significantly different (Holm-adjusted p < alpha).
+ */
+export function holmRejections(diffs: Float64Array[], n: number, permutationResamples: number, seed: number, alpha: number): boolean[] {
+  const m = diffs.length;
+  if (m === 0) return [];
+  const exact = n <= 16;
+  let flips: Int8Array | undefined;
+  const stopAt = alpha * (permutationResamples + 1) - 1; // count ≥ stopAt ⇒ p ≥ alpha
+  const p = diffs.map((d) => {
+    let sum = 0;
+    let sq = 0;
+    for (let j = 0; j < d.length; j++) {
+      sum += d[j];
+      sq += d[j] * d[j];
+    }
+    if (sq === 0) return 1;
+    const bound = 2 * Math.exp(-(sum * sum) / (2 * sq));
+    if (bound < alpha / m) return bound;
+    if (exact) return exactSignFlip(d).pValue;
+    flips ??= signFlipPlan(n, permutationResamples, seed);
+    let abs = 0;
+    for (let j = 0; j < n; j++) abs += Math.abs(d[j]);
+    const threshold = Math.abs(sum) - 1e-9 * abs;
+    let count = 0;
+    for (let r = 0; r < permutationResamples; r++) {
+      const o = r * n;
+      let x = 0;
+      for (let j = 0; j < n; j++) x += flips[o + j] * d[j];
+      if (Math.abs(x) >= threshold && ++count >= stopAt) return (count + 1) / (permutationResamples + 1);
+    }
+    return (count + 1) / (permutationResamples + 1);
+  });
+  return holm(p).map((x) => x < alpha);
 }
 
 /**
@@ -656,8 +707,8 @@ function segmentAnalysis(
       for (let j = 1; j < candidates.length; j++) if (means[j] > means[b] || (means[j] === means[b] && candidates[j].index < candidates[b].index)) b = j;
       const others = candidates.map((_, j) => j).filter((j) => j !== b);
       const diffs = others.map((j) => Float64Array.from(qs, (qi) => candidates[j].values[qi] - candidates[b].values[qi]));
-      const { pHolm } = signFlipHolm(diffs, qs.length, stat.permutationResamples, stat.seed + 2);
-      const inTier1 = new Set([b, ...others.filter((_, t) => pHolm[t] >= stat.alpha)]);
+      const worse = holmRejections(diffs, qs.length, stat.permutationResamples, stat.seed + 2, stat.alpha);
+      const inTier1 = new Set([b, ...others.filter((_, t) => !worse[t])]);
       const tier1 = [candidates[b].id, ...candidates.filter((_, j) => j !== b && inTier1.has(j)).map((c) => c.id)];
       segments.push({
         kind,

@@ -445,7 +445,10 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
     `Intervals: ${Math.round(analysis.level * 100)}% percentile bootstrap over questions (Efron & Tibshirani 1993), ${analysis.resamples} resamples, seed ${analysis.seed}; the same resampled questions are used for every row, so differences are paired.`,
     `Tiers: each candidate against the best by a two-sided paired sign-flip permutation test (Smucker, Allan & Carterette 2007; ` +
       `${analysis.questions <= 16 ? 'exact, all 2^n sign patterns' : `${analysis.permutationResamples} random sign patterns, seed ${analysis.seed + 1}, p = (count + 1)/(resamples + 1)`}), ` +
-      `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}.`,
+      `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}; ` +
+      `difference intervals at ${fmtLevel(analysis.comparisonLevel)} (Bonferroni, 1 − α/m).`,
+    `Enough evidence to choose needs at least ${analysis.minQuestions} judged questions (statistics.minQuestions) and a minimum detectable difference of at most a tenth of the metric's range: ` +
+      (analysis.evidence.enough ? 'met.' : `not met (${analysis.evidence.reason}).`),
     result.level === 'evidence'
       ? 'Evidence level: each question\'s evidence spans are projected onto every chunking (a chunk is relevant when the overlap covers the manifest\'s evidence.minOverlap share of the span or of the chunk; its grade is the highest of those spans); recall@k = share of spans with a relevant chunk in the top k; the other measures follow trec_eval on chunk ids with the ideal ordering from this chunking\'s relevant chunks; questions with no evidence span are left out of every mean.'
       : result.level === 'chunk'

@@ -4,12 +4,12 @@
  * Each test is named after the defect it pins.
  */
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../../src/report/analyze.js';
+import { analyze, holmRejections, signFlipHolm } from '../../src/report/analyze.js';
 import { csvField } from '../../src/report/matrix.js';
 import { recommendationText, renderMarkdown, segmentNotes } from '../../src/report/markdown.js';
 import { renderReports } from '../../src/report/render.js';
 import { allWarnings, excludedWarning, runWarnings } from '../../src/report/warnings.js';
-import { bootstrapResampleMeans, percentileInterval } from '../../src/score/stats.js';
+import { bootstrapResampleMeans, percentileInterval, seededRandom } from '../../src/score/stats.js';
 import { convex, question, row, spec, sweep } from './fixtures.js';
 
 const KW = spec({ mode: 'keyword', k: 5 });
@@ -171,7 +171,7 @@ describe('segments: every tag and folder names its own best configuration and ti
     const para = a.segments!.segments.find((s) => s.name === 'paraphrase')!;
     expect(para.value).toBeCloseTo(0.459, 10);
     expect(para.best).toEqual({ id: HY.id, value: expect.closeTo(0.629, 10) });
-    // Twenty differences of −0.17: only the identity pattern reaches |sum| → p = 1/501, far below α.
+    // Twenty differences of −0.17: Hoeffding 2·exp(−(20·0.17)² / (2·20·0.17²)) = 2e^−10 < α/1, so BM25 is worse here.
     expect(para.tier1).toEqual([HY.id]);
     expect(para.recommendedInTier1).toBe(false);
     const exact = a.segments!.segments.find((s) => s.name === 'exact')!;
@@ -271,5 +271,22 @@ describe("CSV cells a spreadsheet would evaluate are written safely (OWASP's rul
     expect(csv).toContain(`"'=cmd|calc"`);
     expect(csv).toContain(`"'-1 files"`);
     expect(csv.split('\n').some((l) => l.startsWith('=') || l.includes(',=') || l.includes(',-1 files'))).toBe(false);
+  });
+});
+
+describe('segment tiers: the shortcut decisions (Hoeffding bound, early stop) equal the full sign-flip + Holm decisions', () => {
+  it('on 200 random families of 1 to 12 comparisons over 5 to 40 questions', () => {
+    const rand = seededRandom(3);
+    for (let t = 0; t < 200; t++) {
+      const n = 5 + Math.floor(rand() * 36);
+      const m = 1 + Math.floor(rand() * 12);
+      const shift = (rand() - 0.5) * 0.6;
+      const diffs = Array.from({ length: m }, () =>
+        Float64Array.from({ length: n }, () => (rand() < 0.3 ? 0 : shift * rand() + (rand() - 0.5) * 0.5)),
+      );
+      // 999 resamples: 1/1000 < 0.05/12, so the Monte Carlo floor never blocks a rejection the bound proves.
+      const full = signFlipHolm(diffs, n, 999, 11).pHolm.map((p) => p < 0.05);
+      expect(holmRejections(diffs, n, 999, 11, 0.05)).toEqual(full);
+    }
   });
 });
