@@ -834,9 +834,9 @@ function fusionView(
           ? `${where}: ${winners.length} of ${points.length} hybrid setting(s) beat both parents (paired sign-flip test against each, Holm over the ${tests.length} tests of this view, α = ${stat.alpha}): ` +
             winners.map((x) => `${x.fusion} ${x.value.mean.toFixed(3)}`).join(', ') +
             `; the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}.`
-          : `${where}: no hybrid setting beats the better of its parents, ${better.id} at ${better.metrics[pm].mean.toFixed(3)}, ` +
-            `significantly against both (paired sign-flip test against each, Holm over the ${tests.length} tests of this view, α = ${stat.alpha}); ` +
-            `the highest hybrid is ${bestPoint.fusion} at ${bestPoint.value.mean.toFixed(3)}.`;
+          : `${where}: no hybrid setting is significantly better than both parents (paired sign-flip test against each, Holm over the ` +
+            `${tests.length} tests of this view, α = ${stat.alpha}); the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}, ` +
+            `the highest hybrid ${bestPoint.fusion} at ${bestPoint.value.mean.toFixed(3)}.`;
     }
     return { chunkingKey: c0.chunkingKey, embedding: c0.embedding, rerank: rerankKey(c0.rerank), k: c0.k, keyword: iv(kw), semantic: iv(sem), points, sentence };
   });

@@ -486,6 +486,19 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           .join(''),
       );
       body.push('</tr></thead><tbody>');
+      for (const [label, par] of [['keyword parent', g.keyword], ['semantic parent', g.semantic]] as const)
+        if (par)
+          body.push(
+            '<tr>' +
+              td(codeId(par.id), { v: par.id }) +
+              td(label, { cls: 't' }) +
+              td('—', { v: null }) +
+              td(fmt3(par.value.mean), { v: par.value.mean }) +
+              td(fmtCI(par.value.low, par.value.high), { cls: 't' }) +
+              td('', { v: null }).repeat(5) +
+              td('', { cls: 't' }) +
+              '</tr>',
+          );
       for (const p of g.points)
         body.push(
           `<tr class="${p.tier === 1 ? 'tier1' : ''}">` +

@@ -126,8 +126,10 @@ export function intervalNote(analysis: Analysis): string {
   const m = analysis.comparisons.length;
   return (
     `Difference intervals are paired bootstrap intervals at ${fmtLevel(analysis.comparisonLevel)} = 1 − α/${m} (Bonferroni over the ${m} comparison(s)): ` +
-    "simultaneous intervals, at least as wide as Holm's strictest step needs. † marks a tier-1 row whose interval excludes 0: " +
-    'the test and the interval disagree, so it is not tied with the best.'
+    "simultaneous intervals, at least as wide as Holm's strictest step needs." +
+    (analysis.comparisons.some((c) => c.tier === 1 && c.excludesZero)
+      ? ' † marks a tier-1 row whose interval excludes 0: the test and the interval disagree, so it is not tied with the best.'
+      : '')
   );
 }
 
@@ -289,8 +291,8 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
         ...mdTable(
           ['fusion', 'method', 'x', pm, '95% CI', 'tier', 'vs keyword', 'p (Holm)', 'vs semantic', 'p (Holm)', 'beats both'],
           [
-            ...(g.keyword ? [[code('keyword'), 'parent', '—', fmt3(g.keyword.value.mean), fmtCI(g.keyword.value.low, g.keyword.value.high), '', '', '', '', '', '']] : []),
-            ...(g.semantic ? [[code('semantic'), 'parent', '—', fmt3(g.semantic.value.mean), fmtCI(g.semantic.value.low, g.semantic.value.high), '', '', '', '', '', '']] : []),
+            ...(g.keyword ? [[code(g.keyword.id), 'keyword parent', '—', fmt3(g.keyword.value.mean), fmtCI(g.keyword.value.low, g.keyword.value.high), '', '', '', '', '', '']] : []),
+            ...(g.semantic ? [[code(g.semantic.id), 'semantic parent', '—', fmt3(g.semantic.value.mean), fmtCI(g.semantic.value.low, g.semantic.value.high), '', '', '', '', '', '']] : []),
             ...g.points.map((p) => [
               code(p.fusion),
               p.method,
