@@ -211,6 +211,12 @@ export interface SweepResult {
   /** The manifest written next to the results (resolved config, fingerprint, versions, ...). */
   manifest: Record<string, unknown>;
   /**
+   * Every warning the run emitted (config, dataset, projection, models, failed rows), in the order emitted, as the
+   * terminal showed them. The report lists them with the statistics' own warnings. Optional so that results folders
+   * written before this field load; a reader treats absent as `manifest.dataset.warnings` (else none).
+   */
+  warnings?: string[];
+  /**
    * At levels `chunk` and `evidence`: the chunk-level judgements each row was scored against, per chunking key, then
    * question id, then chunk id → grade (evidence: the projected grades). Written as `qrels/<chunking>.trec`.
    */

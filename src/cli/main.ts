@@ -85,6 +85,7 @@ async function runCommand(configPath: string, opts: { out?: string; quiet?: bool
     seed: config.statistics.seed,
     resamples: config.statistics.resamples,
     alpha: config.statistics.alpha,
+    minQuestions: config.statistics.minQuestions,
   });
   const result = withStatistics(swept.result, analysis);
   const rendered = renderReports(result, analysis);

@@ -234,9 +234,17 @@ export const configSchema = z
           .default(2000)
           .describe('Bootstrap resamples for the confidence intervals.'),
         alpha: z.number().gt(0).lt(1).default(0.05).describe('Significance level of the intervals and tiers.'),
+        minQuestions: z
+          .number()
+          .int()
+          .min(1, 'must be at least 1')
+          .default(30)
+          .describe(
+            'Below this many judged questions (or when the detectable difference exceeds a tenth of the metric range) the report says there is not enough evidence to choose.',
+          ),
       })
       .strict()
-      .default({ seed: 42, resamples: 2000, alpha: 0.05 })
+      .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30 })
       .describe('Confidence intervals and Holm tiers.'),
     cacheDir: z
       .string()

@@ -94,15 +94,42 @@ export function onnxFileName(dtype: EmbeddingSpec['dtype']): string {
   return dtype === 'q8' ? 'model_quantized.onnx' : 'model.onnx';
 }
 
-/** The files that identify a model folder (relative paths, in hashing order). Throws MODEL_NOT_FOUND if one is missing. */
+/** The files every model folder needs, in hashing order: config.json, tokenizer.json, tokenizer_config.json, onnx/<dtype file>. */
+export function requiredModelFiles(dtype: EmbeddingSpec['dtype']): string[] {
+  return ['config.json', 'tokenizer.json', 'tokenizer_config.json', `onnx/${onnxFileName(dtype)}`];
+}
+
+/**
+ * The up-front check of a `transformers:` model, run before any work: a model that cannot be found stops the run
+ * with one `MODEL_NOT_FOUND` that lists every missing file, whether it is a hub id or a folder. The only model that is
+ * not checked is a hub id with `allowRemote: true` whose folder is absent: it is downloaded when loaded. (A model that
+ * is found but fails to load, e.g. a damaged ONNX file, still makes its rows `failed`.)
+ *
+ * @param spec the embedding entry: `model` (`transformers:<hub id or path>`), `dtype`, `allowRemote`.
+ * @param cacheDir absolute cache folder; hub ids are looked up in `<cacheDir>/models/<owner>/<name>/`.
+ * @throws HarnessError('MODEL_NOT_FOUND') from {@link modelFiles}.
+ */
+export function preflightTransformersModel(spec: Pick<EmbeddingSpec, 'model' | 'dtype' | 'allowRemote'>, cacheDir: string): void {
+  const loc = locateModel(spec.model, cacheDir);
+  if (loc.kind === 'hub' && spec.allowRemote && !existsSync(loc.dir)) return;
+  modelFiles(loc, spec.dtype, spec.allowRemote);
+}
+
+/**
+ * The files that identify a model folder (relative paths, in hashing order).
+ *
+ * @throws HarnessError('MODEL_NOT_FOUND') when the folder is missing (the message lists every file a model folder
+ *   needs) or when any required file is missing: ONE error that lists every missing file at once (`config.json,
+ *   onnx/model.onnx are missing in …`), the same for a hub id and a folder.
+ */
 export function modelFiles(loc: ModelLocation, dtype: EmbeddingSpec['dtype'], allowRemote: boolean): string[] {
   const onnx = onnxFileName(dtype);
-  const required = ['config.json', 'tokenizer.json', 'tokenizer_config.json', `onnx/${onnx}`];
+  const required = requiredModelFiles(dtype);
   const remedyFor = (what: string): string =>
     loc.kind === 'hub'
-      ? `put the model's files (config.json, tokenizer.json, tokenizer_config.json, onnx/${onnx}) in ${loc.dir}, ` +
+      ? `put the model's files (${required.join(', ')}) in ${loc.dir}, ` +
         `or set allowRemote: true on this embedding entry to download ${loc.id} there`
-      : `check the path; a model folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/${onnx}${what}`;
+      : `check the path; a model folder holds ${required.join(', ')}${what}`;
   if (!existsSync(loc.dir) || !statSync(loc.dir).isDirectory()) {
     throw new HarnessError(
       'MODEL_NOT_FOUND',
@@ -110,22 +137,26 @@ export function modelFiles(loc: ModelLocation, dtype: EmbeddingSpec['dtype'], al
         (loc.kind === 'hub'
           ? ` (read as a hub id: ${path.resolve(loc.id)} is not a folder either` +
             (allowRemote ? ')' : '; allowRemote is false, so nothing is downloaded)')
-          : ''),
+          : '') +
+        `; missing: ${required.join(', ')}`,
       { location: { file: loc.dir }, remedy: remedyFor('') },
     );
   }
-  for (const f of required) {
-    if (!existsSync(path.join(loc.dir, f))) {
-      throw new HarnessError(
-        'MODEL_NOT_FOUND',
-        `embedding model ${TRANSFORMERS_PREFIX}${loc.id}: ${f} is missing in ${loc.dir}` +
-          (f.startsWith('onnx/') ? ` (dtype ${dtype} needs onnx/${onnx})` : ''),
-        {
-          location: { file: path.join(loc.dir, f) },
-          remedy: f.startsWith('onnx/') ? `use the dtype whose file exists, or add onnx/${onnx}` : remedyFor(''),
-        },
-      );
-    }
+  const missing = required.filter((f) => !existsSync(path.join(loc.dir, f)));
+  if (missing.length > 0) {
+    const onnxMissing = missing.includes(`onnx/${onnx}`);
+    throw new HarnessError(
+      'MODEL_NOT_FOUND',
+      `embedding model ${TRANSFORMERS_PREFIX}${loc.id}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing in ${loc.dir}` +
+        (onnxMissing ? ` (dtype ${dtype} needs onnx/${onnx})` : ''),
+      {
+        location: { file: path.join(loc.dir, missing[0]) },
+        remedy:
+          onnxMissing && missing.length === 1
+            ? `use the dtype whose file exists, or add onnx/${onnx}`
+            : remedyFor(onnxMissing ? ` (or use the dtype whose onnx file exists)` : ''),
+      },
+    );
   }
   const extra = readdirSync(path.join(loc.dir, 'onnx'))
     .filter((n) => n.startsWith(`${onnx}_data`))

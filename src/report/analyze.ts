@@ -25,7 +25,9 @@ import {
   sampleSd,
   signFlipPlan,
 } from '../score/stats.js';
-import { isRelevant, relevanceThreshold, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
+import { HarnessError } from '../errors.js';
+import { isRelevant, manifestValue, relevanceThreshold, rerankKey, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
+import { allWarnings, excludedWarning, failedWarning } from './warnings.js';
 
 /** Options of {@link analyze}. */
 export interface AnalyzeOptions {
@@ -41,7 +43,16 @@ export interface AnalyzeOptions {
   level?: number;
   /** The fixed similarity cutoff whose cost the report shows. Default 0.75. */
   fixedCutoff?: number;
+  /**
+   * Fewest judged questions for a recommendation, ≥ 1 (config `statistics.minQuestions`). Below it, or when the
+   * minimum detectable difference exceeds a tenth of the metric's range, the report says there is not enough evidence
+   * to choose. Default 30.
+   */
+  minQuestions?: number;
 }
+
+/** Every primary metric family the tool scores lies in [0, 1]: the range the "tenth of the range" rule uses. */
+export const METRIC_RANGE = 1;
 
 /** A mean with its bootstrap interval; `low`/`high` are null when the row has no per-question values for it. */
 export interface Interval {
@@ -72,9 +83,15 @@ export interface Comparison {
   value: number;
   /** mean(candidate − best) over the questions (≤ 0). */
   diff: number;
-  /** Paired bootstrap interval of the difference (same resampled questions for both rows). */
+  /**
+   * Paired bootstrap interval of the difference (same resampled questions for both rows) at the Bonferroni level
+   * {@link Analysis.comparisonLevel} = 1 − alpha/m for m comparisons: simultaneous intervals, at least as wide as any
+   * step of Holm's procedure needs (its first, strictest step tests at alpha/m).
+   */
   low: number;
   high: number;
+  /** True when [low, high] excludes 0: such a row is never described as tied with the best, whatever its tier. */
+  excludesZero: boolean;
   /** Two-sided paired sign-flip test p-value. */
   pValue: number;
   /** Holm-adjusted over all comparisons with the best. */
@@ -101,6 +118,15 @@ export interface SegmentValue {
   diffPoints: number;
   /** (value − overall) / overall × 100: 0.80 → 0.60 is −25 (a 25% drop); null when overall is 0. */
   diffPercent: number | null;
+  /** The candidate with the highest mean on this segment's questions (ties: earlier grid row), and that mean. */
+  best: { id: string; value: number };
+  /**
+   * The segment's tier 1: its best, then every candidate not significantly worse than it on the segment's questions
+   * (paired sign-flip test, Holm over the segment's comparisons, adjusted p ≥ alpha), in grid order.
+   */
+  tier1: string[];
+  /** True when the recommended configuration is in the segment's tier 1. */
+  recommendedInTier1: boolean;
 }
 
 /** Segments of the recommended configuration. */
@@ -110,8 +136,65 @@ export interface SegmentAnalysis {
   /** The row's mean over all questions. */
   overall: number;
   questions: number;
-  /** Tag segments (code-unit order, `(untagged)` last) then folder segments (code-unit order, `(root)` last). */
+  /**
+   * Tag segments (code-unit order, `(untagged)` last) then folder segments (code-unit order, `(root)` last). No folder
+   * segments for a BEIR dataset (`manifest.dataset.layout === 'beir'`): its ids are opaque, a `/` in one is no folder.
+   */
   segments: SegmentValue[];
+}
+
+/** One hybrid row in the fusion view. */
+export interface FusionPoint {
+  index: number;
+  id: string;
+  /** `FusionSpec.key` (`rrf`, `rrf-k10-w0.3`, `cvx-mm-a0.5`). */
+  fusion: string;
+  method: 'rrf' | 'convex';
+  /** The semantic list's weight: `alpha` (convex) or `weight` (weighted RRF); null for plain RRF. */
+  x: number | null;
+  /** The primary metric with its interval, and the row's tier (undefined when it is not a candidate). */
+  value: Interval;
+  tier?: 1 | 2;
+  /** hybrid − keyword parent and hybrid − semantic parent (paired), Holm over every test of the view; null without that parent. */
+  vsKeyword: ParentTest | null;
+  vsSemantic: ParentTest | null;
+  /** True when the row is significantly better than both parents (both adjusted p < alpha, both differences > 0). */
+  beatsBoth: boolean;
+}
+
+/** A hybrid row against one parent on the primary metric. */
+export interface ParentTest {
+  id: string;
+  parent: number;
+  /** mean(hybrid − parent). */
+  diff: number;
+  pValue: number;
+  pHolm: number;
+}
+
+/** The hybrid rows of one chunking × embedding × rerank × k, with their two parents. */
+export interface FusionGroup {
+  chunkingKey: string;
+  embedding: string | null;
+  rerank: string | null;
+  k: number;
+  keyword: { id: string; value: Interval } | null;
+  semantic: { id: string; value: Interval } | null;
+  /** Sorted by method, then x ascending (plain RRF first), then fusion key. */
+  points: FusionPoint[];
+  /** One sentence: whether any hybrid setting beats the better of its two parents. */
+  sentence: string;
+}
+
+/**
+ * The fusion view: the primary metric against alpha (or weight) per chunking and model. Present only when the sweep
+ * has candidate hybrid rows with more than one fusion setting.
+ */
+export interface FusionView {
+  metric: string;
+  /** Number of hybrid-vs-parent tests Holm adjusts over (all groups together). */
+  tests: number;
+  groups: FusionGroup[];
 }
 
 /** Precision and recall of "results with score ≥ threshold". */
@@ -195,17 +278,29 @@ export interface Analysis {
   comparisons: Comparison[];
   /** Ids of tier-1 rows: the best first, then in comparison order. */
   tier1: string[];
+  /** Level of the comparisons' difference intervals: 1 − alpha/m (Bonferroni) for m comparisons; `level` when m = 0. */
+  comparisonLevel: number;
+  /** {@link AnalyzeOptions.minQuestions}. */
+  minQuestions: number;
+  /**
+   * Whether the questions can tell the candidates apart: false when there are fewer than `minQuestions` judged
+   * questions or the minimum detectable difference exceeds a tenth of the metric's range ({@link METRIC_RANGE});
+   * `reason` says which (null when enough).
+   */
+  evidence: { enough: boolean; reason: string | null };
   /**
    * Minimum detectable difference of a paired comparison at alpha and 80% power, from the median sd of the paired
    * differences with the best (or √2 × the best row's sd when there is nothing to compare).
    */
   mdd: { value: number; diffSd: number; n: number; alpha: number; power: number; basis: string } | null;
   segments: SegmentAnalysis | null;
+  fusion: FusionView | null;
   cutoffs: ModelCutoffs[];
   models: ModelComparison;
   /** Question ids with no relevant result in the top k of any ok row (firstRelevantRank null everywhere). */
   missedByAll: string[];
   failed: { id: string; error: string }[];
+  /** Every warning of the run (`result.warnings`, in order; see report/warnings.ts), then the statistics' own. */
   warnings: string[];
 }
 
@@ -250,13 +345,19 @@ function median(xs: number[]): number {
  * - Candidates: ok rows with `config.k` equal to the primary metric's k. The best has the highest mean on the primary
  *   metric (ties: the earlier grid row). Each other candidate: paired difference (candidate − best) with a paired
  *   bootstrap interval, a two-sided sign-flip test (Smucker, Allan & Carterette 2007; exact when n ≤ 16), Holm's
- *   correction over all these comparisons (Holm 1979). Tier 1 when the Holm-adjusted p ≥ alpha.
- * - Warnings: fewer than 30 judged questions (with the minimum detectable difference), questions left out, rows
- *   without per-question values, no candidate at the primary k, failed rows.
+ *   correction over all these comparisons (Holm 1979). Tier 1 when the Holm-adjusted p ≥ alpha. The difference
+ *   intervals are at the Bonferroni level 1 − alpha/m (m comparisons); `excludesZero` flags an interval without 0.
+ * - Evidence: not enough to choose with fewer than `minQuestions` judged questions or an MDD above a tenth of the
+ *   metric's range ({@link Analysis.evidence}).
+ * - Segments: per tag and folder (no folders for BEIR), the recommended row's value, the segment's best and tier 1.
+ * - Fusion: see {@link FusionView}.
+ * - Warnings: the run's (`result.warnings`, report/warnings.ts) first, then fewer than `minQuestions` judged questions
+ *   (with the minimum detectable difference), questions left out, rows without per-question values, no candidate at
+ *   the primary k, failed rows.
  *
  * @param result a finished sweep; not changed.
  * @param opts see {@link AnalyzeOptions}.
- * @throws HarnessError `USAGE` when resamples are not positive integers or level is outside (0, 1).
+ * @throws HarnessError `USAGE` when resamples or minQuestions are not positive integers or level is outside (0, 1).
  */
 export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysis {
   const seed = opts.seed ?? 42;
@@ -265,6 +366,11 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   const alpha = opts.alpha ?? 0.05;
   const level = opts.level ?? 0.95;
   const fixedCutoff = opts.fixedCutoff ?? 0.75;
+  const minQuestions = opts.minQuestions ?? 30;
+  if (!Number.isInteger(minQuestions) || minQuestions < 1)
+    throw new HarnessError('USAGE', `minQuestions must be a whole number ≥ 1, got ${String(minQuestions)}`, {
+      remedy: 'set statistics.minQuestions to a positive integer such as 30',
+    });
   // Validate options once through the public functions (they throw HarnessError USAGE).
   bootstrapCI([0], { resamples, seed, level });
   pairedPermutationTest([], [], { resamples: permutationResamples });
@@ -333,11 +439,14 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     if (best === null || m.mean > best.mean) best = { index: r.index, id: r.id, mean: m.mean, low: m.low!, high: m.high! };
   }
   const comparisons: Comparison[] = [];
+  let comparisonLevel = level;
   if (best !== null) {
     const bestCol = colIndex.get(`${best.index}\u0000${result.primaryMetric}`)!;
     const bestVals = columns[bestCol].values;
     const exact = n <= 16;
     const flips = exact ? new Int8Array(0) : signFlipPlan(n, permutationResamples, seed + 1);
+    const m = comparable.length - 1;
+    comparisonLevel = m >= 1 ? 1 - alpha / m : level;
     const raw: Omit<Comparison, 'pHolm' | 'tier'>[] = [];
     for (const r of comparable) {
       if (r.index === best.index) continue;
@@ -348,7 +457,7 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
       const test = exact ? exactSignFlip(d) : monteCarloSignFlip(d, flips, permutationResamples);
       const bd = new Float64Array(resamples);
       for (let s = 0; s < resamples; s++) bd[s] = boot[s * M + c] - boot[s * M + bestCol];
-      const { low, high } = percentileInterval(bd, level);
+      const { low, high } = percentileInterval(bd, comparisonLevel);
       raw.push({
         index: r.index,
         id: r.id,
@@ -356,6 +465,7 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
         diff: mean(Array.from(d)),
         low,
         high,
+        excludesZero: low > 0 || high < 0,
         pValue: test.pValue,
         exact,
         diffSd: sampleSd(Array.from(d)),
@@ -399,7 +509,7 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
       mdd = { value, diffSd, n, alpha, power: 0.8, basis };
     }
   }
-  if (n < 30) {
+  if (n < minQuestions) {
     const detect =
       mdd === null
         ? ''
@@ -408,14 +518,24 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
             `(the detectable difference, ${mdd.value.toFixed(2)}, exceeds the metric's whole range; sd of paired differences ${mdd.diffSd.toFixed(3)})`
           : `: with ${n} questions a paired comparison detects (80% power, α = ${alpha}) only differences of about ` +
             `${mdd.value.toFixed(3)} in ${result.primaryMetric} (${(mdd.value * 100).toFixed(1)} points) or more (normal approximation, sd of paired differences ${mdd.diffSd.toFixed(3)})`;
-    warnings.push(`only ${n} judged question(s), fewer than 30${detect}; treat small differences as noise`);
+    warnings.push(`only ${n} judged question(s), fewer than ${minQuestions}${detect}; treat small differences as noise`);
   }
-  if (result.excluded.length > 0) {
-    const reasons = new Map<string, number>();
-    for (const e of result.excluded) reasons.set(e.reason, (reasons.get(e.reason) ?? 0) + 1);
-    const list = [...reasons].map(([r, c]) => `${c} × ${r}`).join('; ');
-    warnings.push(`${result.excluded.length} question(s) left out of every mean: ${list}`);
-  }
+  const tenth = METRIC_RANGE / 10;
+  const evidence: Analysis['evidence'] =
+    best === null
+      ? { enough: false, reason: 'no configuration can be recommended' }
+      : n < minQuestions
+        ? { enough: false, reason: `only ${n} judged question(s), fewer than the ${minQuestions} a recommendation needs (statistics.minQuestions)` }
+        : mdd !== null && mdd.value > tenth
+          ? {
+              enough: false,
+              reason:
+                `the minimum detectable difference in ${result.primaryMetric} (${mdd.value.toFixed(3)}, 80% power, α = ${alpha}) ` +
+                `exceeds a tenth of the metric's range (${tenth.toFixed(3)})`,
+            }
+          : { enough: true, reason: null };
+  const excludedText = excludedWarning(result.excluded);
+  if (excludedText !== null) warnings.push(excludedText);
   if (incomplete.length > 0)
     warnings.push(
       `${incomplete.length} ok row(s) lack per-question values for some metric or question, so those intervals are missing: ` +
@@ -425,10 +545,18 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   const failed = result.configs
     .filter((c) => c.status === 'failed')
     .map((c) => ({ id: c.config.id, error: c.error ?? 'failed (no message)' }));
-  if (failed.length > 0) warnings.push(`${failed.length} configuration(s) failed; see "Failed configurations"`);
+  const failedText = failedWarning(failed.length);
+  if (failedText !== null) warnings.push(failedText);
 
   const threshold = relevanceThreshold(result);
-  const segments = best === null ? null : segmentAnalysis(result, best, columns[colIndex.get(`${best.index}\u0000${result.primaryMetric}`)!].values, threshold, seed, resamples, level);
+  const primaryColumn = (i: number): Float64Array | undefined => {
+    const c = colIndex.get(`${i}\u0000${result.primaryMetric}`);
+    return c === undefined ? undefined : columns[c].values;
+  };
+  const stat: StatOptions = { seed, resamples, level, alpha, permutationResamples };
+  const segments =
+    best === null ? null : segmentAnalysis(result, best, comparable.map((r) => ({ index: r.index, id: r.id, values: primaryColumn(r.index)! })), threshold, stat);
+  const fusion = fusionView(result, rows, primaryColumn, stat);
   const cutoffs = cutoffAnalysis(result, primaryK, threshold, fixedCutoff);
   const models = modelComparison(result, rows, primaryK);
   const missedByAll = missedQuestions(result);
@@ -448,34 +576,106 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     rows,
     comparisons,
     tier1,
+    comparisonLevel,
+    minQuestions,
+    evidence,
     mdd,
     segments,
+    fusion,
     cutoffs,
     models,
     missedByAll,
     failed,
-    warnings,
+    warnings: allWarnings(result, warnings),
   };
 }
 
+/** The statistics settings the segment and fusion analyses share. */
+interface StatOptions {
+  seed: number;
+  resamples: number;
+  level: number;
+  alpha: number;
+  permutationResamples: number;
+}
+
 /**
- * Segments of the best row by question tag and by top-level folder of the relevant documents. A question is in
- * folder F when it has a relevant document (grade ≥ threshold) under `F/`; ids without a folder go in `(root)`.
- * Questions without tags form `(untagged)` when at least one question has a tag.
+ * Two-sided paired sign-flip p-values of several difference vectors of one length n (exact when n ≤ 16, else one
+ * Monte Carlo plan of `permutationResamples` patterns from `seed`, shared by all vectors), then Holm over them.
+ */
+export function signFlipHolm(diffs: Float64Array[], n: number, permutationResamples: number, seed: number): { p: number[]; pHolm: number[] } {
+  if (diffs.length === 0) return { p: [], pHolm: [] };
+  const exact = n <= 16;
+  const flips = exact ? new Int8Array(0) : signFlipPlan(n, permutationResamples, seed);
+  const p = diffs.map((d) => (exact ? exactSignFlip(d) : monteCarloSignFlip(d, flips, permutationResamples)).pValue);
+  return { p, pHolm: holm(p) };
+}
+
+/**
+ * Which of m paired-difference vectors Holm rejects at `alpha` (two-sided sign-flip tests), decided with less work
+ * than {@link signFlipHolm} and, apart from the first rule below, with exactly its decisions:
+ * - a vector whose Hoeffding bound already proves p < alpha/m, P(|Σ ε_j d_j| ≥ |Σ d_j|) ≤ 2·exp(−(Σ d_j)² / (2 Σ d_j²))
+ *   (Hoeffding 1963, for independent signs ε_j = ±1), is rejected without resampling: Holm rejects every p < alpha/m
+ *   (its adjusted value is at most m·p). The bound is exact where it decides; the Monte Carlo estimate could disagree
+ *   only by its own sampling error near alpha/m, or when 1/(R + 1) ≥ alpha/m;
+ * - the Monte Carlo count stops as soon as (count + 1)/(R + 1) ≥ alpha: that p can never be rejected, and a vector
+ *   with p ≥ alpha sorts after every vector Holm could reject, so stopping early changes no decision.
+ * Exact enumeration (n ≤ 16) runs in full.
+ * @returns one flag per vector: true = significantly different (Holm-adjusted p < alpha).
+ */
+export function holmRejections(diffs: Float64Array[], n: number, permutationResamples: number, seed: number, alpha: number): boolean[] {
+  const m = diffs.length;
+  if (m === 0) return [];
+  const exact = n <= 16;
+  let flips: Int8Array | undefined;
+  const stopAt = alpha * (permutationResamples + 1) - 1; // count ≥ stopAt ⇒ p ≥ alpha
+  const p = diffs.map((d) => {
+    let sum = 0;
+    let sq = 0;
+    for (let j = 0; j < d.length; j++) {
+      sum += d[j];
+      sq += d[j] * d[j];
+    }
+    if (sq === 0) return 1;
+    const bound = 2 * Math.exp(-(sum * sum) / (2 * sq));
+    if (bound < alpha / m) return bound;
+    if (exact) return exactSignFlip(d).pValue;
+    flips ??= signFlipPlan(n, permutationResamples, seed);
+    let abs = 0;
+    for (let j = 0; j < n; j++) abs += Math.abs(d[j]);
+    const threshold = Math.abs(sum) - 1e-9 * abs;
+    let count = 0;
+    for (let r = 0; r < permutationResamples; r++) {
+      const o = r * n;
+      let x = 0;
+      for (let j = 0; j < n; j++) x += flips[o + j] * d[j];
+      if (Math.abs(x) >= threshold && ++count >= stopAt) return (count + 1) / (permutationResamples + 1);
+    }
+    return (count + 1) / (permutationResamples + 1);
+  });
+  return holm(p).map((x) => x < alpha);
+}
+
+/**
+ * Segments by question tag and by top-level folder of the relevant documents: the recommended row's value with its
+ * interval, and the segment's own best candidate and tier 1 (paired sign-flip tests against the segment's best on the
+ * segment's questions, seed + 2, Holm over that segment's comparisons). A question is in folder F when it has a
+ * relevant document (grade ≥ threshold) under `F/`; ids without a folder go in `(root)`. No folder segments for BEIR
+ * datasets (ids are opaque). Questions without tags form `(untagged)` when at least one question has a tag.
  */
 function segmentAnalysis(
   result: SweepResult,
   best: NonNullable<Analysis['best']>,
-  values: Float64Array,
+  candidates: { index: number; id: string; values: Float64Array }[],
   threshold: number,
-  seed: number,
-  resamples: number,
-  level: number,
+  stat: StatOptions,
 ): SegmentAnalysis {
+  const values = candidates.find((c) => c.index === best.index)!.values;
   const overall = mean(Array.from(values));
   const byTag = new Map<string, number[]>();
   const byFolder = new Map<string, number[]>();
   const anyTag = result.questions.some((q) => q.tags.length > 0);
+  const folders = manifestValue(result, ['dataset', 'layout']) !== 'beir';
   const push = (m: Map<string, number[]>, key: string, qi: number): void => {
     const l = m.get(key);
     if (l) l.push(qi);
@@ -484,9 +684,10 @@ function segmentAnalysis(
   result.questions.forEach((q: Question, qi) => {
     for (const t of new Set(q.tags)) push(byTag, t, qi);
     if (anyTag && q.tags.length === 0) push(byTag, '(untagged)', qi);
-    const folders = new Set<string>();
-    for (const [doc, g] of Object.entries(q.relevant)) if (g >= threshold) folders.add(topFolder(doc));
-    for (const f of folders) push(byFolder, f, qi);
+    if (!folders) return;
+    const fs = new Set<string>();
+    for (const [doc, g] of Object.entries(q.relevant)) if (g >= threshold) fs.add(topFolder(doc));
+    for (const f of fs) push(byFolder, f, qi);
   });
   const order = (special: string) => (a: string, b: string): number =>
     a === special ? 1 : b === special ? -1 : a < b ? -1 : a > b ? 1 : 0;
@@ -495,7 +696,20 @@ function segmentAnalysis(
     for (const name of [...m.keys()].sort(order(special))) {
       const qs = m.get(name)!;
       const vals = qs.map((qi) => values[qi]);
-      const ci = bootstrapCI(vals, { seed, resamples, level });
+      const ci = bootstrapCI(vals, { seed: stat.seed, resamples: stat.resamples, level: stat.level });
+      // The segment's own best and tier 1 among the candidates (grid order breaks ties).
+      const means = candidates.map((c) => {
+        let sum = 0;
+        for (const qi of qs) sum += c.values[qi];
+        return sum / qs.length;
+      });
+      let b = 0;
+      for (let j = 1; j < candidates.length; j++) if (means[j] > means[b] || (means[j] === means[b] && candidates[j].index < candidates[b].index)) b = j;
+      const others = candidates.map((_, j) => j).filter((j) => j !== b);
+      const diffs = others.map((j) => Float64Array.from(qs, (qi) => candidates[j].values[qi] - candidates[b].values[qi]));
+      const worse = holmRejections(diffs, qs.length, stat.permutationResamples, stat.seed + 2, stat.alpha);
+      const inTier1 = new Set([b, ...others.filter((_, t) => !worse[t])]);
+      const tier1 = [candidates[b].id, ...candidates.filter((_, j) => j !== b && inTier1.has(j)).map((c) => c.id)];
       segments.push({
         kind,
         name,
@@ -505,12 +719,128 @@ function segmentAnalysis(
         high: ci.high,
         diffPoints: (ci.mean - overall) * 100,
         diffPercent: overall === 0 ? null : ((ci.mean - overall) / overall) * 100,
+        best: { id: candidates[b].id, value: means[b] },
+        tier1,
+        recommendedInTier1: tier1.includes(best.id),
       });
     }
   };
   add('tag', byTag, '(untagged)');
-  add('folder', byFolder, '(root)');
+  if (folders) add('folder', byFolder, '(root)');
   return { configId: best.id, metric: result.primaryMetric, overall, questions: result.questions.length, segments };
+}
+
+/**
+ * The fusion view (see {@link FusionView}). Hybrid candidates (mode `hybrid` with a `fusion`, at the primary k, with
+ * per-question values) are grouped by chunking, embedding, rerank and k; a group's parents are the keyword row
+ * (`mode` keyword, no embedding) and the semantic row (same embedding) with the same chunking, rerank and k. Each
+ * hybrid row is tested against each parent it has (two-sided paired sign-flip, seed + 3), Holm over every such test of
+ * the view. Null when fewer than two distinct fusion keys occur among the hybrid candidates.
+ */
+function fusionView(
+  result: SweepResult,
+  rows: RowAnalysis[],
+  primaryColumn: (i: number) => Float64Array | undefined,
+  stat: StatOptions,
+): FusionView | null {
+  const pm = result.primaryMetric;
+  const hybrids = rows.filter((r) => {
+    const c = result.configs[r.index].config;
+    return r.candidate && c.mode === 'hybrid' && c.fusion !== null && c.fusion !== undefined && primaryColumn(r.index) !== undefined;
+  });
+  if (new Set(hybrids.map((r) => result.configs[r.index].config.fusion!.key)).size < 2) return null;
+  const groupKey = (c: ConfigResult['config']): string => [c.chunkingKey, c.embedding ?? '', rerankKey(c.rerank) ?? '', c.k].join('\u0000');
+  const groups = new Map<string, RowAnalysis[]>();
+  for (const r of hybrids) {
+    const key = groupKey(result.configs[r.index].config);
+    const l = groups.get(key);
+    if (l) l.push(r);
+    else groups.set(key, [r]);
+  }
+  const findParent = (c: ConfigResult['config'], mode: 'keyword' | 'semantic'): RowAnalysis | undefined =>
+    rows.find((r) => {
+      const p = result.configs[r.index].config;
+      return (
+        r.status === 'ok' &&
+        p.mode === mode &&
+        p.chunkingKey === c.chunkingKey &&
+        p.k === c.k &&
+        rerankKey(p.rerank) === rerankKey(c.rerank) &&
+        (mode === 'keyword' ? true : p.embedding === c.embedding) &&
+        primaryColumn(r.index) !== undefined
+      );
+    });
+  // Every hybrid-vs-parent test of the view, Holm over all of them.
+  const tests: { group: string; point: number; side: 'keyword' | 'semantic'; parent: RowAnalysis; d: Float64Array }[] = [];
+  const n = result.questions.length;
+  const built: { key: string; rowsOf: RowAnalysis[]; kw?: RowAnalysis; sem?: RowAnalysis }[] = [];
+  for (const [key, rowsOf] of groups) {
+    const c0 = result.configs[rowsOf[0].index].config;
+    const kw = findParent(c0, 'keyword');
+    const sem = findParent(c0, 'semantic');
+    rowsOf.forEach((r, pi) => {
+      const v = primaryColumn(r.index)!;
+      for (const [side, parent] of [['keyword', kw], ['semantic', sem]] as const) {
+        if (!parent) continue;
+        const pv = primaryColumn(parent.index)!;
+        tests.push({ group: key, point: pi, side, parent, d: Float64Array.from(v, (x, q) => x - pv[q]) });
+      }
+    });
+    built.push({ key, rowsOf, kw, sem });
+  }
+  const { p, pHolm } = signFlipHolm(tests.map((t) => t.d), n, stat.permutationResamples, stat.seed + 3);
+  const iv = (r: RowAnalysis | undefined): { id: string; value: Interval } | null => (r ? { id: r.id, value: r.metrics[pm] } : null);
+  const out: FusionGroup[] = built.map(({ key, rowsOf, kw, sem }) => {
+    const c0 = result.configs[rowsOf[0].index].config;
+    const points: FusionPoint[] = rowsOf.map((r, pi) => {
+      const f = result.configs[r.index].config.fusion!;
+      const test = (side: 'keyword' | 'semantic'): ParentTest | null => {
+        const j = tests.findIndex((t) => t.group === key && t.point === pi && t.side === side);
+        if (j < 0) return null;
+        return { id: tests[j].parent.id, parent: tests[j].parent.index, diff: mean(Array.from(tests[j].d)), pValue: p[j], pHolm: pHolm[j] };
+      };
+      const vsKeyword = test('keyword');
+      const vsSemantic = test('semantic');
+      const wins = (t: ParentTest | null): boolean => t !== null && t.diff > 0 && t.pHolm < stat.alpha;
+      return {
+        index: r.index,
+        id: r.id,
+        fusion: f.key,
+        method: f.method,
+        x: f.method === 'convex' ? (f.alpha ?? null) : (f.weight ?? null),
+        value: r.metrics[pm],
+        ...(r.tier !== undefined ? { tier: r.tier } : {}),
+        vsKeyword,
+        vsSemantic,
+        beatsBoth: vsKeyword !== null && vsSemantic !== null && wins(vsKeyword) && wins(vsSemantic),
+      };
+    });
+    points.sort(
+      (a, b) =>
+        (a.method < b.method ? -1 : a.method > b.method ? 1 : 0) ||
+        (a.x ?? -1) - (b.x ?? -1) ||
+        (a.fusion < b.fusion ? -1 : a.fusion > b.fusion ? 1 : 0),
+    );
+    const where = `${c0.chunkingKey}${c0.embedding ? ` with ${c0.embedding}` : ''}${c0.rerank ? `, reranked by ${c0.rerank.label}` : ''}, k = ${c0.k}`;
+    let sentence: string;
+    if (!kw || !sem) {
+      sentence = `${where}: no ${!kw ? 'keyword' : 'semantic'} row with the same chunking${c0.rerank ? ', rerank' : ''} and k, so no hybrid setting can be tested against both parents.`;
+    } else {
+      const better = kw.metrics[pm].mean >= sem.metrics[pm].mean ? kw : sem;
+      const winners = points.filter((x) => x.beatsBoth);
+      const bestPoint = points.reduce((a, x) => (x.value.mean > a.value.mean ? x : a), points[0]);
+      sentence =
+        winners.length > 0
+          ? `${where}: ${winners.length} of ${points.length} hybrid setting(s) beat both parents (paired sign-flip test against each, Holm over the ${tests.length} tests of this view, α = ${stat.alpha}): ` +
+            winners.map((x) => `${x.fusion} ${x.value.mean.toFixed(3)}`).join(', ') +
+            `; the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}.`
+          : `${where}: no hybrid setting is significantly better than both parents (paired sign-flip test against each, Holm over the ` +
+            `${tests.length} tests of this view, α = ${stat.alpha}); the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}, ` +
+            `the highest hybrid ${bestPoint.fusion} at ${bestPoint.value.mean.toFixed(3)}.`;
+    }
+    return { chunkingKey: c0.chunkingKey, embedding: c0.embedding, rerank: rerankKey(c0.rerank), k: c0.k, keyword: iv(kw), semantic: iv(sem), points, sentence };
+  });
+  return { metric: pm, tests: tests.length, groups: out };
 }
 
 /** Index of the first element ≥ t in an ascending array. */

@@ -11,8 +11,8 @@ import type { ConfigResult, Mode, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
-import { matrixOrder, methodLines, recommendationText, runSummary } from './markdown.js';
-import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, retrieverLabel } from './metrics.js';
+import { fmtLevel, intervalNote, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
+import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 
 const STYLE = `
@@ -241,6 +241,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
         ['by-k', 'Metric vs k'],
         ['models', 'Models'],
         ['segments', 'Segments'],
+        ...(analysis.fusion ? [['fusion', 'Fusion']] : []),
         ['cutoffs', 'Cutoffs'],
         ['matrix', 'Matrix'],
         ['drill', 'Questions'],
@@ -271,7 +272,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     const ids = [analysis.best.id, ...analysis.comparisons.map((c) => c.id)];
     body.push('<div class="scroll"><table class="sortable" id="tier-table"><thead><tr>');
     body.push(
-      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', 'diff 95% CI', 'p', 'p (Holm)', 'ms/query']
+      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query']
         .map((s, i) => `<th${[0, 1, 2, 5, 7].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
         .join(''),
     );
@@ -291,7 +292,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(fmt3(m.mean), { v: m.mean }) +
           td(fmtCI(m.low, m.high), { cls: 't' }) +
           td(c ? fmtSigned(c.diff) : 'best', { v: c ? c.diff : 0, cls: signedClass(c?.diff) }) +
-          td(c ? fmtSignedCI(c.low, c.high) : '', { cls: 't' }) +
+          td(c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '', { cls: 't' }) +
           td(c ? fmtP(c.pValue) : '', { v: c ? c.pValue : null }) +
           td(c ? fmtP(c.pHolm) : '', { v: c ? c.pHolm : null }) +
           td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
@@ -301,7 +302,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     body.push('</tbody></table></div>');
     body.push(
       `<p class="muted">Tier 1 (green edge): the best, and every candidate whose Holm-adjusted p ≥ ${analysis.alpha}. ` +
-        'diff = candidate − best, paired over questions.</p>',
+        `diff = candidate − best, paired over questions. ${h(intervalNote(analysis))}</p>`,
     );
   } else body.push('<p>No candidate rows.</p>');
   body.push('</section>');
@@ -418,12 +419,16 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   else {
     body.push(
       `<p>${h(pm)} of ${codeId(seg.configId)} per question tag and per top-level folder of the relevant documents; overall ${fmt3(seg.overall)} ` +
-        `over ${seg.questions} questions. Points = (segment − overall) × 100; percent = (segment − overall) / overall.</p>`,
+        `over ${seg.questions} questions. Points = (segment − overall) × 100; percent = (segment − overall) / overall. ` +
+        `"Best here": the candidate with the highest mean on the segment's questions; "tier 1 here": candidates not significantly worse ` +
+        `than it there (paired permutation test, Holm over the segment, α = ${analysis.alpha}).</p>`,
     );
+    const notes = segmentNotes(analysis);
+    if (notes.length > 0) body.push(`<ul>${notes.map((n) => `<li>${h(n)}</li>`).join('')}</ul>`);
     body.push('<div class="scroll"><table class="sortable" id="segment-table"><thead><tr>');
     body.push(
-      ['segment', 'kind', 'questions', pm, '95% CI', 'vs overall (points)', 'vs overall (%)']
-        .map((s, i) => `<th${[0, 1, 4].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
+      ['segment', 'kind', 'questions', pm, '95% CI', 'vs overall (points)', 'vs overall (%)', 'best here', `its ${pm}`, 'tier 1 here', 'recommended in it']
+        .map((s, i) => `<th${[0, 1, 4, 7, 10].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
         .join(''),
     );
     body.push('</tr></thead><tbody>');
@@ -437,6 +442,10 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(fmtCI(s.low, s.high), { cls: 't' }) +
           td(fmtSigned1(s.diffPoints), { v: s.diffPoints, cls: signedClass(s.diffPoints, 0.05) }) +
           td(s.diffPercent === null ? '—' : `${fmtSigned1(s.diffPercent)}%`, { v: s.diffPercent, cls: signedClass(s.diffPercent, 0.05) }) +
+          td(codeId(s.best.id), { v: s.best.id }) +
+          td(fmt3(s.best.value), { v: s.best.value }) +
+          td(String(s.tier1.length), { v: s.tier1.length }) +
+          td(s.recommendedInTier1 ? 'yes' : '<strong>no</strong>', { cls: 't' }) +
           '</tr>',
       );
     body.push('</tbody></table></div><div class="charts">');
@@ -458,6 +467,87 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     body.push('</div>');
   }
   body.push('</section>');
+
+  // Fusion.
+  if (analysis.fusion) {
+    const fv = analysis.fusion;
+    body.push(`<section id="fusion"><h2>Fusion: ${h(pm)} against the semantic weight</h2>`);
+    body.push(
+      `<p class="muted">Each hybrid row against its two parents (the keyword and the semantic row with the same chunking, embedding, rerank and k): ` +
+        `paired permutation test against each, Holm over the ${fv.tests} tests of this view. x is alpha (convex) or the weight (weighted RRF); ` +
+        'plain RRF has no weight. Bars are 95% bootstrap intervals; dashed lines are the parents.</p>',
+    );
+    for (const g of fv.groups) {
+      body.push(`<p>${h(g.sentence)}</p>`);
+      body.push('<div class="scroll"><table class="sortable"><thead><tr>');
+      body.push(
+        ['fusion', 'method', 'x', pm, '95% CI', 'tier', 'vs keyword', 'p (Holm)', 'vs semantic', 'p (Holm)', 'beats both']
+          .map((s, i) => `<th${[0, 1, 4, 10].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
+          .join(''),
+      );
+      body.push('</tr></thead><tbody>');
+      for (const [label, par] of [['keyword parent', g.keyword], ['semantic parent', g.semantic]] as const)
+        if (par)
+          body.push(
+            '<tr>' +
+              td(codeId(par.id), { v: par.id }) +
+              td(label, { cls: 't' }) +
+              td('—', { v: null }) +
+              td(fmt3(par.value.mean), { v: par.value.mean }) +
+              td(fmtCI(par.value.low, par.value.high), { cls: 't' }) +
+              td('', { v: null }).repeat(5) +
+              td('', { cls: 't' }) +
+              '</tr>',
+          );
+      for (const p of g.points)
+        body.push(
+          `<tr class="${p.tier === 1 ? 'tier1' : ''}">` +
+            td(codeId(p.fusion), { v: p.fusion }) +
+            td(p.method, { cls: 't' }) +
+            td(p.x === null ? '—' : String(p.x), { v: p.x }) +
+            td(fmt3(p.value.mean), { v: p.value.mean }) +
+            td(fmtCI(p.value.low, p.value.high), { cls: 't' }) +
+            td(p.tier === undefined ? '' : String(p.tier), { v: p.tier ?? null }) +
+            td(fmtSigned(p.vsKeyword?.diff), { v: p.vsKeyword?.diff ?? null, cls: signedClass(p.vsKeyword?.diff) }) +
+            td(fmtP(p.vsKeyword?.pHolm), { v: p.vsKeyword?.pHolm ?? null }) +
+            td(fmtSigned(p.vsSemantic?.diff), { v: p.vsSemantic?.diff ?? null, cls: signedClass(p.vsSemantic?.diff) }) +
+            td(fmtP(p.vsSemantic?.pHolm), { v: p.vsSemantic?.pHolm ?? null }) +
+            td(p.beatsBoth ? '<strong>yes</strong>' : 'no', { cls: 't' }) +
+            '</tr>',
+        );
+      body.push('</tbody></table></div>');
+      const methods = [...new Set(g.points.filter((p) => p.x !== null).map((p) => p.method))];
+      if (methods.length > 0) {
+        const flat = (y: number, name: string, color: string) => ({ name, color, dashed: true, points: [{ x: 0, y }, { x: 1, y }] });
+        const series = [
+          ...methods.map((m, i) => ({
+            name: m === 'convex' ? 'convex (x = alpha)' : 'weighted RRF (x = weight)',
+            color: SERIES_COLORS[i % SERIES_COLORS.length],
+            points: g.points
+              .filter((p) => p.method === m && p.x !== null)
+              .map((p) => ({ x: p.x!, y: p.value.mean, low: p.value.low, high: p.value.high })),
+          })),
+          ...(g.keyword ? [flat(g.keyword.value.mean, 'keyword parent', '#777')] : []),
+          ...(g.semantic ? [flat(g.semantic.value.mean, 'semantic parent', '#000000')] : []),
+        ];
+        body.push(
+          '<div class="charts">' +
+            lineChart({
+              title: `${g.chunkingKey}${g.embedding ? ` ${g.embedding}` : ''}${g.rerank ? ` ${g.rerank}` : ''} k=${g.k}`,
+              series,
+              xMin: 0,
+              xMax: 1,
+              yMin: 0,
+              yMax: 1,
+              xTitle: 'semantic weight (alpha or RRF weight)',
+              yTitle: pm,
+            }) +
+            '</div>',
+        );
+      }
+    }
+    body.push('</section>');
+  }
 
   // Cutoffs.
   body.push('<section id="cutoffs"><h2>Similarity cutoffs</h2>');
@@ -523,8 +613,9 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     `<section id="matrix"><h2>Full matrix</h2><p class="muted">Sorted by ${h(fam)} (rows at k = ${analysis.primaryK ?? '—'} first); click a header to sort. ` +
       'Metrics are at each row\'s own k.</p><div class="scroll"><table class="sortable" id="matrix-table"><thead><tr>',
   );
-  const mh = ['configuration', 'mode', 'embedding', 'chunking', 'k', ...ROW_FAMILIES, `${fam} 95% CI`, 'tier', 'build s', 'ms/query', 'status'];
-  body.push(mh.map((s, i) => `<th${[0, 1, 2, 3, 12, 16].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`).join(''));
+  const mh = ['configuration', 'mode', 'embedding', 'fusion', 'rerank', 'chunking', 'k', ...ROW_FAMILIES, `${fam} 95% CI`, 'tier', 'build s', 'ms/query', 'status'];
+  const textCols = new Set(['configuration', 'mode', 'embedding', 'fusion', 'rerank', 'chunking', `${fam} 95% CI`, 'status']);
+  body.push(mh.map((s) => `<th${textCols.has(s) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`).join(''));
   body.push('</tr></thead><tbody>');
   for (const i of matrixOrder(result, analysis)) {
     const r = result.configs[i];
@@ -538,6 +629,8 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
         td(codeId(r.config.id), { v: r.config.id }) +
         td(h(r.config.mode), { cls: 't' }) +
         td(h(r.config.embedding ?? ''), { cls: 't' }) +
+        td(h(r.config.fusion?.key ?? ''), { cls: 't' }) +
+        td(h(rerankKey(r.config.rerank) ?? ''), { cls: 't' }) +
         td(h(r.config.chunkingKey), { cls: 't' }) +
         td(String(r.config.k), { v: r.config.k }) +
         ROW_FAMILIES.map((f) => {

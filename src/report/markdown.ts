@@ -7,7 +7,7 @@ import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
-import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, retrieverLabel } from './metrics.js';
+import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
@@ -57,9 +57,13 @@ export interface TextStyle {
 export const PLAIN: TextStyle = { id: (s) => s, text: (s) => s };
 
 /**
- * The recommendation sentences, shared by report.md, report.html and the terminal summary: the best row with its
- * interval, the statement that the primary metric and k were declared before the run, how many rows are tier 1, and
- * the fastest tier-1 row when it is not the best.
+ * The recommendation sentences, shared by report.md, report.html and the terminal summary. Line 0 is the headline: the
+ * best row with its interval, or, when the questions cannot tell the rows apart (`analysis.evidence.enough` false:
+ * fewer than `minQuestions` judged questions, or a minimum detectable difference above a tenth of the metric's range),
+ * that there is not enough evidence to choose and why. Line 1 states that the primary metric and k were declared
+ * before the run. Then the tier-1 sentence (never "a defensible choice" without enough evidence), the rows in tier 1
+ * whose difference interval excludes 0 (not tied with the best, whatever the test says), and the fastest tier-1 row
+ * when it is clearly faster than the best.
  */
 export function recommendationText(result: SweepResult, analysis: Analysis, style: TextStyle = PLAIN): string[] {
   // Only names that come from the user's config or data go through style.text; the fixed wording and numbers are
@@ -69,18 +73,41 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
   const declared = `The primary metric and k were declared before the run: ${pm}${analysis.primaryK !== null ? ` (k = ${analysis.primaryK})` : ''}.`;
   if (!analysis.best) return [`No configuration can be recommended: no ok row has ${pm}.`, declared];
   const b = result.configs[analysis.best.index];
+  const enough = analysis.evidence.enough;
+  const top =
+    `${style.id(b.config.id)} (${t(retrieverLabel(b))}, chunking ${t(b.config.chunkingKey)}, k = ${b.config.k}) ` +
+    `has the highest ${pm}: ${fmt3(analysis.best.mean)} (95% CI ${fmtCI(analysis.best.low, analysis.best.high)}) over ${analysis.questions} questions.`;
   const lines = [
-    `Recommended: ${style.id(b.config.id)} (${t(retrieverLabel(b))}, chunking ${t(b.config.chunkingKey)}, k = ${b.config.k}) ` +
-      `has the highest ${pm}: ${fmt3(analysis.best.mean)} (95% CI ${fmtCI(analysis.best.low, analysis.best.high)}) over ${analysis.questions} questions.`,
+    enough
+      ? `Recommended: ${top}`
+      : `Not enough evidence to choose a configuration: ${t(analysis.evidence.reason ?? '')}. Highest so far: ${top}`,
     declared,
   ];
-  const others = analysis.tier1.length - 1;
+  const tier1Others = analysis.comparisons.filter((c) => c.tier === 1);
+  const clean = tier1Others.filter((c) => !c.excludesZero);
+  const conflicting = tier1Others.filter((c) => c.excludesZero);
+  const ci = `${fmtLevel(analysis.comparisonLevel)} difference interval`;
   if (analysis.comparisons.length > 0) {
-    lines.push(
-      others === 0
-        ? `Every other configuration at k = ${analysis.primaryK} is significantly worse (paired permutation test, Holm-corrected, α = ${analysis.alpha}).`
-        : `${others} other configuration(s) at k = ${analysis.primaryK} are not significantly worse (tier 1; paired permutation test, Holm-corrected, α = ${analysis.alpha}); any of them is a defensible choice.`,
-    );
+    const test = `paired permutation test, Holm-corrected, α = ${analysis.alpha}`;
+    if (tier1Others.length === 0)
+      lines.push(`Every other configuration at k = ${analysis.primaryK} is significantly worse (${test}).`);
+    else if (!enough)
+      lines.push(
+        `${tier1Others.length} other configuration(s) at k = ${analysis.primaryK} are not significantly worse (tier 1; ${test}), ` +
+          'but with these questions that says little: tier 1 here means "not told apart", not "as good". Label more questions before choosing.',
+      );
+    else
+      lines.push(
+        `${tier1Others.length} other configuration(s) at k = ${analysis.primaryK} are not significantly worse (tier 1; ${test})` +
+          (clean.length > 0
+            ? `; ${clean.length === tier1Others.length ? 'any of them' : `the ${clean.length} whose ${ci} includes 0`} is a defensible choice.`
+            : '.'),
+      );
+    if (conflicting.length > 0)
+      lines.push(
+        `${conflicting.length} tier-1 configuration(s) have a ${ci} that excludes 0, so they are not tied with the best ` +
+          `(the test and the interval disagree; treat them as probably worse): ${conflicting.slice(0, 5).map((c) => style.id(c.id)).join(', ')}${conflicting.length > 5 ? ', …' : ''}.`,
+      );
     const tier1Rows = analysis.tier1.map((id) => result.configs.find((c) => c.config.id === id)!);
     const fastest = tier1Rows.reduce((a, c) => (c.meanQueryMs < a.meanQueryMs ? c : a), tier1Rows[0]);
     // Only when the gap is real: at least 2x faster and at least half a millisecond per query.
@@ -90,6 +117,25 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
       );
   }
   return lines;
+}
+
+/**
+ * The one line under the comparison tables that says how the difference intervals are adjusted and what † marks.
+ */
+export function intervalNote(analysis: Analysis): string {
+  const m = analysis.comparisons.length;
+  return (
+    `Difference intervals are paired bootstrap intervals at ${fmtLevel(analysis.comparisonLevel)} = 1 − α/${m} (Bonferroni over the ${m} comparison(s)): ` +
+    "simultaneous intervals, at least as wide as Holm's strictest step needs." +
+    (analysis.comparisons.some((c) => c.tier === 1 && c.excludesZero)
+      ? ' † marks a tier-1 row whose interval excludes 0: the test and the interval disagree, so it is not tied with the best.'
+      : '')
+  );
+}
+
+/** `95%`, `97.5%`, `99.17%`: a confidence level as a percentage with at most two decimals. */
+export function fmtLevel(level: number): string {
+  return `${Number((level * 100).toFixed(2))}%`;
 }
 
 /**
@@ -127,16 +173,17 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       fmt3(m?.mean),
       fmtCI(m?.low, m?.high),
       c ? fmtSigned(c.diff) : 'best',
-      c ? fmtSignedCI(c.low, c.high) : '',
+      c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '',
       c ? fmtP(c.pValue) : '',
       c ? fmtP(c.pHolm) : '',
       fmtTime(r.meanQueryMs),
     ];
   };
-  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', 'diff vs best', 'diff 95% CI', 'p', 'p (Holm)', 'ms/query'];
+  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query'];
   if (analysis.best) {
     out.push(`## Tier 1: not significantly worse than the best on ${pm}`, '');
     out.push(...mdTable(compHeader, analysis.tier1.map(compRow)), '');
+    if (analysis.comparisons.length > 0) out.push(intervalNote(analysis), '');
     const tier2 = analysis.comparisons.filter((c) => c.tier === 2);
     if (tier2.length > 0) {
       out.push(`## Tier 2: significantly worse than the best (Holm-adjusted p < ${analysis.alpha})`, '');
@@ -151,7 +198,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
     `Each metric is at the row's own k. Tier applies to rows at k = ${analysis.primaryK ?? '—'} only.`,
     '',
   );
-  const mHeader = ['configuration', 'status', 'tier', 'k', ...ROW_FAMILIES, `${fam} 95% CI`, 'build s', 'ms/query'];
+  const mHeader = ['configuration', 'status', 'tier', 'fusion', 'rerank', 'k', ...ROW_FAMILIES, `${fam} 95% CI`, 'build s', 'ms/query'];
   const mRows = matrixOrder(result, analysis).map((i) => {
     const r = result.configs[i];
     const ra = analysis.rows[i];
@@ -160,6 +207,8 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       code(r.config.id),
       r.status,
       ra?.tier !== undefined ? String(ra.tier) : '',
+      r.config.fusion ? code(r.config.fusion.key) : '',
+      r.config.rerank ? code(rerankKey(r.config.rerank)!) : '',
       String(r.config.k),
       ...ROW_FAMILIES.map((f) => fmt3(r.means[`${f}@${r.config.k}`])),
       fmtCI(iv?.low, iv?.high),
@@ -199,12 +248,14 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
     out.push(`## Segments of ${code(seg.configId)}`, '');
     out.push(
       `${pm} over all ${seg.questions} questions: ${fmt3(seg.overall)}. A question counts for a folder when it has a relevant ` +
-        'document under that top-level folder; points = (segment − overall) × 100, percent = (segment − overall) / overall.',
+        'document under that top-level folder; points = (segment − overall) × 100, percent = (segment − overall) / overall. ' +
+        "\"Best here\" is the candidate with the highest mean on the segment's questions; \"tier 1 here\" counts the candidates not " +
+        `significantly worse than it on those questions (paired permutation test, Holm over the segment, α = ${analysis.alpha}).`,
       '',
     );
     out.push(
       ...mdTable(
-        ['segment', 'kind', 'questions', pm, '95% CI', 'vs overall (points)', 'vs overall (%)'],
+        ['segment', 'kind', 'questions', pm, '95% CI', 'vs overall (points)', 'vs overall (%)', 'best here', `its ${pm}`, 'tier 1 here', 'recommended in it'],
         seg.segments.map((s) => [
           escapeMd(s.name),
           s.kind,
@@ -213,10 +264,53 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
           fmtCI(s.low, s.high),
           fmtSigned1(s.diffPoints),
           s.diffPercent === null ? '—' : `${fmtSigned1(s.diffPercent)}%`,
+          code(s.best.id),
+          fmt3(s.best.value),
+          String(s.tier1.length),
+          s.recommendedInTier1 ? 'yes' : '**no**',
         ]),
       ),
       '',
     );
+    for (const line of segmentNotes(analysis)) out.push(`- ${escapeMd(line)}`);
+    if (segmentNotes(analysis).length > 0) out.push('');
+  }
+
+  // Fusion.
+  if (analysis.fusion) {
+    const fv = analysis.fusion;
+    out.push(`## Fusion: ${pm} against the semantic weight`, '');
+    out.push(
+      `Each hybrid row against its two parents (the keyword and the semantic row with the same chunking, embedding, rerank and k): ` +
+        `paired permutation test against each, Holm over the ${fv.tests} tests of this view. x is alpha (convex) or the weight (weighted RRF); — is plain RRF.`,
+      '',
+    );
+    for (const g of fv.groups) {
+      out.push(escapeMd(g.sentence), '');
+      out.push(
+        ...mdTable(
+          ['fusion', 'method', 'x', pm, '95% CI', 'tier', 'vs keyword', 'p (Holm)', 'vs semantic', 'p (Holm)', 'beats both'],
+          [
+            ...(g.keyword ? [[code(g.keyword.id), 'keyword parent', '—', fmt3(g.keyword.value.mean), fmtCI(g.keyword.value.low, g.keyword.value.high), '', '', '', '', '', '']] : []),
+            ...(g.semantic ? [[code(g.semantic.id), 'semantic parent', '—', fmt3(g.semantic.value.mean), fmtCI(g.semantic.value.low, g.semantic.value.high), '', '', '', '', '', '']] : []),
+            ...g.points.map((p) => [
+              code(p.fusion),
+              p.method,
+              p.x === null ? '—' : String(p.x),
+              fmt3(p.value.mean),
+              fmtCI(p.value.low, p.value.high),
+              p.tier === undefined ? '' : String(p.tier),
+              fmtSigned(p.vsKeyword?.diff),
+              fmtP(p.vsKeyword?.pHolm),
+              fmtSigned(p.vsSemantic?.diff),
+              fmtP(p.vsSemantic?.pHolm),
+              p.beatsBoth ? 'yes' : 'no',
+            ]),
+          ],
+        ),
+        '',
+      );
+    }
   }
 
   // Cutoffs.
@@ -325,6 +419,27 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
   return out.join('\n');
 }
 
+/**
+ * One line per segment where the recommended configuration is not in the segment's tier 1, or is not the segment's
+ * best: which configuration is best there and by how much (the paraphrase questions: BM25 0.459, hybrid use-lite 0.629).
+ */
+export function segmentNotes(analysis: Analysis): string[] {
+  const seg = analysis.segments;
+  if (!seg) return [];
+  const out: string[] = [];
+  for (const s of seg.segments) {
+    if (s.best.id === seg.configId) continue;
+    const what = `${s.kind} ${s.name} (${s.questions} question(s))`;
+    out.push(
+      s.recommendedInTier1
+        ? `${what}: ${s.best.id} scores highest (${fmt3(s.best.value)} vs ${fmt3(s.value)} for ${seg.configId}), but the recommended configuration is in this segment's tier 1.`
+        : `${what}: ${s.best.id} scores ${fmt3(s.best.value)} against ${fmt3(s.value)} for ${seg.configId}, which is significantly worse here; ` +
+            `this segment's tier 1 has ${s.tier1.length} configuration(s).`,
+    );
+  }
+  return out;
+}
+
 /** The method notes: statistics, metric conventions and the effective settings from the manifest. */
 export function methodLines(result: SweepResult, analysis: Analysis): string[] {
   const lines = [
@@ -332,7 +447,10 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
     `Intervals: ${Math.round(analysis.level * 100)}% percentile bootstrap over questions (Efron & Tibshirani 1993), ${analysis.resamples} resamples, seed ${analysis.seed}; the same resampled questions are used for every row, so differences are paired.`,
     `Tiers: each candidate against the best by a two-sided paired sign-flip permutation test (Smucker, Allan & Carterette 2007; ` +
       `${analysis.questions <= 16 ? 'exact, all 2^n sign patterns' : `${analysis.permutationResamples} random sign patterns, seed ${analysis.seed + 1}, p = (count + 1)/(resamples + 1)`}), ` +
-      `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}.`,
+      `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}; ` +
+      `difference intervals at ${fmtLevel(analysis.comparisonLevel)} (Bonferroni, 1 − α/m).`,
+    `Enough evidence to choose needs at least ${analysis.minQuestions} judged questions (statistics.minQuestions) and a minimum detectable difference of at most a tenth of the metric's range: ` +
+      (analysis.evidence.enough ? 'met.' : `not met (${analysis.evidence.reason}).`),
     result.level === 'evidence'
       ? 'Evidence level: each question\'s evidence spans are projected onto every chunking (a chunk is relevant when the overlap covers the manifest\'s evidence.minOverlap share of the span or of the chunk; its grade is the highest of those spans); recall@k = share of spans with a relevant chunk in the top k; the other measures follow trec_eval on chunk ids with the ideal ordering from this chunking\'s relevant chunks; questions with no evidence span are left out of every mean.'
       : result.level === 'chunk'

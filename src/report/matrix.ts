@@ -2,15 +2,18 @@
  * The matrix files: `matrix.csv` and `matrix.json`, one row per configuration in grid order. Pure.
  *
  * Columns (CSV header, JSON keys): config_id, chunking (`none` or the chunk size in tokens), overlap (tokens), mode,
- * embedding (empty for keyword; `null` in JSON), k, the seven metric families at the row's own k (hit_rate, recall,
+ * retriever (the id's retriever part: `keyword`, `hybrid-cvx-mm-a0.5`, an external name), embedding (empty for keyword;
+ * `null` in JSON), fusion (the fusion key of a hybrid row, `rrf`, `cvx-mm-a0.5`; empty otherwise), rerank
+ * (`<label>-d<depth>` of a reranked row; empty otherwise), k, the seven metric families at the row's own k (hit_rate, recall,
  * precision, mrr, ndcg, ndcg_exp, map), questions, build_seconds, mean_query_ms, status, error, then
  * `<family>_ci_low`, `<family>_ci_high` for each family, then tier (1, 2 or empty). Numbers are written at full
  * precision (`String(x)`, which round-trips through `Number`); a missing value is an empty CSV cell or JSON `null`.
+ * Text cells a spreadsheet would evaluate are neutralised ({@link csvField}); numbers are written as numbers.
  */
 
 import type { SweepResult } from '../types.js';
 import type { Analysis, Interval } from './analyze.js';
-import { ROW_FAMILIES } from './metrics.js';
+import { ROW_FAMILIES, rerankKey } from './metrics.js';
 
 /** The CSV header, in order. */
 export const MATRIX_COLUMNS: readonly string[] = Object.freeze([
@@ -18,7 +21,10 @@ export const MATRIX_COLUMNS: readonly string[] = Object.freeze([
   'chunking',
   'overlap',
   'mode',
+  'retriever',
   'embedding',
+  'fusion',
+  'rerank',
   'k',
   ...ROW_FAMILIES,
   'questions',
@@ -79,7 +85,10 @@ export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[]
       chunking: c.chunking.size === null ? 'none' : c.chunking.size,
       overlap: c.chunking.overlap,
       mode: c.mode,
+      retriever: c.retriever ?? c.mode,
       embedding: c.embedding,
+      fusion: c.fusion?.key ?? null,
+      rerank: rerankKey(c.rerank ?? null),
       k: c.k,
       metrics: { ...row.means },
       ci,
@@ -110,11 +119,23 @@ function num(x: unknown): number | null {
   return typeof x === 'number' && Number.isFinite(x) ? x : null;
 }
 
-/** RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
+/** First characters that make a spreadsheet evaluate a cell as a formula (OWASP, "CSV Injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV field, RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
+ *
+ * Formula safety (OWASP's CSV Injection rule): a TEXT cell whose first character is `=`, `+`, `-`, `@`, a tab or a
+ * carriage return gets a leading single quote and is quoted (`=HYPERLINK(…)` → `"'=HYPERLINK(…)"`), so Excel,
+ * LibreOffice and Google Sheets show it as text instead of running it. Numbers are not text: a number cell is written
+ * with `String(x)` as it is, so a negative number (`-0.25`) stays a number. Callers pass numbers as `number`, never as
+ * strings, and every id, question, error message and label as `string`.
+ */
 export function csvField(v: Cell): string {
   if (v === null) return '';
-  const s = typeof v === 'number' ? String(v) : v;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'number') return String(v);
+  if (FORMULA_START.test(v)) return `"'${v.replace(/"/g, '""')}"`;
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /** `matrix.csv`: header plus one line per configuration, `\n` line ends, trailing newline. */

@@ -88,7 +88,17 @@ export function compareChunkingKeys(a: string, b: string): number {
   return x[3] < y[3] ? -1 : x[3] > y[3] ? 1 : 0;
 }
 
-/** Display label of a row's retriever: `keyword`, `semantic use-lite`, `hybrid use-lite`. */
+/**
+ * Display label of a row's retriever: the id's retriever part (`keyword`, `semantic`, `hybrid`, `hybrid-cvx-mm-a0.5`,
+ * an external name; the mode when absent), then the embedding, then `rerank <label>-d<depth>`:
+ * `semantic use-lite`, `hybrid-rrf-k10 use-lite rerank bge-d50`.
+ */
 export function retrieverLabel(row: ConfigResult): string {
-  return row.config.embedding ? `${row.config.mode} ${row.config.embedding}` : row.config.mode;
+  const c = row.config;
+  return [c.retriever ?? c.mode, c.embedding, c.rerank ? `rerank ${rerankKey(c.rerank)}` : null].filter(Boolean).join(' ');
+}
+
+/** `<label>-d<depth>` of a row's rerank stage (`bge-base-d50`), or null when the row is not reranked. */
+export function rerankKey(r: ConfigResult['config']['rerank'] | undefined): string | null {
+  return r ? `${r.label}-d${r.depth}` : null;
 }

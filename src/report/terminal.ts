@@ -42,8 +42,8 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
     lines.push('');
   }
   const rec = recommendationText(result, analysis);
-  lines.push(rec[0]);
-  if (rec.length > 3) lines.push(rec[3]);
+  // The headline, then everything but the "declared before the run" line (the header says it).
+  lines.push(rec[0], ...rec.slice(2));
   if (analysis.warnings.length > 0)
     lines.push(`${analysis.warnings.length} warning(s), first: ${analysis.warnings[0]}${analysis.warnings.length > 1 ? ' (all in report.md)' : ''}`);
   return `${lines.slice(0, 25).join('\n')}\n`;

@@ -19,6 +19,7 @@ import path from 'node:path';
 import type { ConfigResult, ConfigSpec, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import { formatQrels, formatRun } from '../load/trec.js';
 import { HarnessError } from '../errors.js';
+import { runWarnings } from '../report/warnings.js';
 
 /** One line of per-query.jsonl. */
 export interface PerQueryLine {
@@ -166,6 +167,7 @@ export function writeArtifacts(
           primaryMetric: result.primaryMetric,
           level: result.level,
           excluded: result.excluded,
+          warnings: result.warnings ?? [],
           configs: result.configs.map((c) => ({ ...c, perQuery: undefined })),
         },
         null,
@@ -206,7 +208,8 @@ function perQueryLine(config: ConfigSpec, q: QueryDetail): PerQueryLine {
 }
 
 /**
- * Reads a finished results folder back into a {@link SweepResult} (for `compare`).
+ * Reads a finished results folder back into a {@link SweepResult} (for `compare`). `warnings` comes from configs.json;
+ * a folder written before that field existed gets `manifest.dataset.warnings` (or none).
  * @throws HarnessError('RESULTS_INVALID') when the folder lacks configs.json, per-query.jsonl, questions.jsonl or
  *   manifest.json, naming the missing file.
  */
@@ -271,6 +274,10 @@ export function loadSweepResult(dir: string): SweepResult {
     primaryMetric: head.primaryMetric,
     level: head.level,
     excluded: head.excluded,
+    // Folders written before configs.json had "warnings": keep the dataset's warnings from the manifest (else none).
+    warnings: Array.isArray(head.warnings)
+      ? head.warnings.filter((w): w is string => typeof w === 'string')
+      : runWarnings({ manifest } as SweepResult),
     questions,
     manifest,
     configs: head.configs.map((c) => ({ ...c, perQuery: byConfig.get(c.config.id) ?? [] })),

@@ -41,7 +41,8 @@ import { ROW_FAMILIES, checkModelsForDenseModes } from '../config/schema.js';
 import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
-import { locateModel } from '../embed/transformers.js';
+import { preflightTransformersModel } from '../embed/transformers.js';
+import { excludedWarning, failedWarning } from '../report/warnings.js';
 import { collectLists } from './retrieve.js';
 import { CheckpointStore, fileHash } from './checkpoint.js';
 
@@ -241,15 +242,8 @@ export async function runSweep(
       },
     );
   }
-  if (excluded.length > 0) {
-    const reasons = [...new Set(excluded.map((e) => e.reason))];
-    warn(
-      `${excluded.length} question(s) are left out of the means (${reasons.join('; ')}): ${excluded
-        .slice(0, 10)
-        .map((e) => e.id)
-        .join(', ')}${excluded.length > 10 ? ', ...' : ''}`,
-    );
-  }
+  const excludedMsg = excludedWarning(excluded);
+  if (excludedMsg) warn(excludedMsg);
 
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
@@ -503,7 +497,8 @@ export async function runSweep(
       remedy: 'fix the cause above (often a model that cannot be loaded); nothing was written',
     });
   }
-  if (failed.length > 0) warn(`${failed.length} configuration(s) failed; see the failed rows in report.md`);
+  const failedMsg = failedWarning(failed.length);
+  if (failedMsg) warn(failedMsg);
 
   const stageList = [...stages.values()];
   const manifest: Record<string, unknown> = {
@@ -561,6 +556,7 @@ export async function runSweep(
     questions: scored,
     excluded,
     manifest,
+    warnings,
     ...(config.level === 'document' ? {} : { chunkQrels: scorer.chunkQrels() }),
   };
   return { result, timings };
@@ -903,23 +899,17 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
 }
 
 /**
- * Fails fast on models that cannot load: a transformers model with remote loading off whose folder does not exist is
- * the user's mistake (exit 1, nothing run), not a failed row.
- * @throws HarnessError('MODEL_NOT_FOUND') naming the folder it looked in.
+ * Fails fast on models that cannot load: a transformers model (hub id or folder) whose files are missing, remote
+ * loading off, is the user's mistake (exit 1, nothing run), not a failed row. A model that is there but fails to load
+ * gives failed rows.
+ * @throws HarnessError('MODEL_NOT_FOUND') listing every missing file.
  */
 function preflightModels(config: SweepConfig): void {
   if (!config.modes.some((m) => m !== 'keyword')) return;
-  for (const spec of config.embeddings) {
-    if (!spec.model.startsWith('transformers:') || spec.allowRemote) continue;
-    const loc = locateModel(spec.model, path.resolve(config.cacheDir));
-    if (!existsSync(loc.dir))
-      throw new HarnessError('MODEL_NOT_FOUND', `embedding model ${spec.model}: no model folder at ${loc.dir}`, {
-        remedy:
-          loc.kind === 'hub'
-            ? `put the model files (config.json, tokenizer.json, onnx/model.onnx) in ${loc.dir}, or set allowRemote: true for this model`
-            : 'check the path after transformers: (relative paths resolve against the working directory)',
-      });
-  }
+  // A hub id and a folder behave the same: every missing file is listed at once, before any work (a hub id with
+  // allowRemote: true is downloaded instead).
+  for (const spec of config.embeddings)
+    if (spec.model.startsWith('transformers:')) preflightTransformersModel(spec, path.resolve(config.cacheDir));
 }
 
 /** Why a question cannot be scored at `level` (null when it can). */

@@ -92,3 +92,39 @@ describe('compareSweeps', () => {
     expect(compareSweeps(A, B, { seed: 1 }).json).toEqual(compareSweeps(A, B, { seed: 1 }).json);
   });
 });
+
+describe('compareSweeps, issue 13', () => {
+  it('exits 1 when the sweeps share no question: a HarnessError, not an empty table', () => {
+    const { a } = pair();
+    const other = Array.from({ length: 3 }, (_, j) => question(`z${j}`, { d: 1 }));
+    const b = sweep(other, [row(X, other, { ndcg: [1, 0, 1] })], { name: 'B' });
+    expect(() => compareSweeps(a, b)).toThrow(expect.objectContaining({ code: 'USAGE', message: expect.stringContaining('share no scored question') }));
+  });
+
+  it('shows what differs between the two configs: BM25 k1 and b, RRF constant, models, fingerprint', () => {
+    const { a, b } = pair();
+    a.manifest = { dataset: { fingerprint: 'aaa' }, bm25: { k1: 1.2, b: 0.75 }, hybrid: { rrfK: 60, depth: 50 }, embeddings: [{ label: 'm', model: 'use-lite' }] };
+    b.manifest = { dataset: { fingerprint: 'bbb' }, bm25: { k1: 0.9, b: 0.4 }, hybrid: { rrfK: 10, depth: 50 }, embeddings: [{ label: 'm', model: 'transformers:./x' }] };
+    const { json, text } = compareSweeps(a, b);
+    expect(json.settings).toEqual([
+      { setting: 'dataset fingerprint', a: 'aaa', b: 'bbb' },
+      { setting: 'BM25 k1', a: '1.2', b: '0.9' },
+      { setting: 'BM25 b', a: '0.75', b: '0.4' },
+      { setting: 'RRF constant', a: '60', b: '10' },
+      { setting: 'embedding models', a: 'm = use-lite', b: 'm = transformers:./x' },
+    ]);
+    expect(text).toContain('Settings that differ:');
+    expect(text).toMatch(/BM25 k1\s+1\.2\s+0\.9/);
+  });
+
+  it('does not call a row failed that did not fail', () => {
+    const { a, b } = pair();
+    // Y is ok in B but has no per-question values.
+    b.configs[1] = { ...b.configs[1], perQuery: [] };
+    const { json, text } = compareSweeps(a, b);
+    expect(json.notCompared).toEqual([{ configId: 'none.semantic.m.k5', reason: 'no per-question ndcg@5 in B for every shared question' }]);
+    expect(text).not.toContain('failed');
+    b.configs[1] = { ...b.configs[1], status: 'failed', error: 'x' };
+    expect(compareSweeps(a, b).json.notCompared[0].reason).toBe('failed in B');
+  });
+});

@@ -2,7 +2,7 @@
  * Synthetic SweepResult builders for the report and statistics tests. Everything is built in code from values a
  * test states; nothing is read from disk.
  */
-import type { ConfigResult, ConfigSpec, Mode, QueryDetail, Question, SweepResult } from '../../src/types.js';
+import type { ConfigResult, ConfigSpec, FusionSpec, Mode, QueryDetail, Question, RerankStage, SweepResult } from '../../src/types.js';
 import { seededRandom } from '../../src/score/stats.js';
 
 export const FAMILIES = ['hit_rate', 'recall', 'precision', 'mrr', 'ndcg', 'ndcg_exp', 'map'] as const;
@@ -12,23 +12,42 @@ export function question(id: string, relevant: Record<string, number>, tags: str
   return { id, text, relevant, evidence: [], tags, line: 0 };
 }
 
-/** A configuration spec with a readable id. */
-export function spec(o: { chunkingKey?: string; mode?: Mode; embedding?: string | null; k: number; id?: string }): ConfigSpec {
+/**
+ * A configuration spec with a readable id. A hybrid row gets plain RRF (key `rrf`) unless `fusion` is given; its
+ * retriever part is then `hybrid-<fusion key>` (plain `hybrid` for `rrf`), as the grid names it.
+ */
+export function spec(o: {
+  chunkingKey?: string;
+  mode?: Mode;
+  embedding?: string | null;
+  k: number;
+  id?: string;
+  fusion?: FusionSpec;
+  rerank?: RerankStage | null;
+}): ConfigSpec {
   const chunkingKey = o.chunkingKey ?? 'none';
   const mode = o.mode ?? 'keyword';
   const embedding = mode === 'keyword' ? null : (o.embedding ?? 'use-lite');
   const m = /^cs(\d+)-ov(\d+)$/.exec(chunkingKey);
+  const fusion: FusionSpec | null = mode === 'hybrid' ? (o.fusion ?? { method: 'rrf', k: 60, key: 'rrf' }) : null;
+  const retriever = fusion && fusion.key !== 'rrf' ? `hybrid-${fusion.key}` : mode;
+  const rerank = o.rerank ?? null;
   return {
-    id: o.id ?? [chunkingKey, mode, embedding, `k${o.k}`].filter(Boolean).join('.'),
+    id: o.id ?? [chunkingKey, retriever, embedding, rerank ? `rr-${rerank.label}-d${rerank.depth}` : null, `k${o.k}`].filter(Boolean).join('.'),
     chunkingKey,
     chunking: m ? { size: Number(m[1]), overlap: Number(m[2]) } : { size: null, overlap: 0 },
     mode,
-    retriever: mode,
+    retriever,
     embedding,
-    fusion: mode === 'hybrid' ? { method: 'rrf', k: 60, key: 'rrf' } : null,
-    rerank: null,
+    fusion,
+    rerank,
     k: o.k,
   };
+}
+
+/** A convex-fusion spec: `cvx-mm-a<alpha>` (min-max normalisation). */
+export function convex(alpha: number): FusionSpec {
+  return { method: 'convex', alpha, normalize: 'minmax', key: `cvx-mm-a${alpha}` };
 }
 
 /**
@@ -78,7 +97,7 @@ export function failedRow(s: ConfigSpec, error: string): ConfigResult {
 export function sweep(
   qs: Question[],
   configs: ConfigResult[],
-  o: { primaryMetric?: string; name?: string; manifest?: Record<string, unknown>; excluded?: SweepResult['excluded'] } = {},
+  o: { primaryMetric?: string; name?: string; manifest?: Record<string, unknown>; excluded?: SweepResult['excluded']; warnings?: string[] } = {},
 ): SweepResult {
   return {
     name: o.name ?? 'fixture',
@@ -88,6 +107,7 @@ export function sweep(
     configs,
     questions: qs,
     excluded: o.excluded ?? [],
+    ...(o.warnings ? { warnings: o.warnings } : {}),
     manifest: o.manifest ?? {
       dataset: { name: 'fixture', fingerprint: 'abc123', docs: 10, questions: qs.length },
       relevanceThreshold: 1,

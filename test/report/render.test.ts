@@ -61,7 +61,7 @@ describe('matrix.csv', () => {
     const { result, analysis } = fixture();
     const header = renderReports(result, analysis)['matrix.csv'].split('\n')[0];
     expect(header).toBe(
-      'config_id,chunking,overlap,mode,embedding,k,hit_rate,recall,precision,mrr,ndcg,ndcg_exp,map,questions,build_seconds,' +
+      'config_id,chunking,overlap,mode,retriever,embedding,fusion,rerank,k,hit_rate,recall,precision,mrr,ndcg,ndcg_exp,map,questions,build_seconds,' +
         'mean_query_ms,status,error,hit_rate_ci_low,hit_rate_ci_high,recall_ci_low,recall_ci_high,precision_ci_low,' +
         'precision_ci_high,mrr_ci_low,mrr_ci_high,ndcg_ci_low,ndcg_ci_high,ndcg_exp_ci_low,ndcg_exp_ci_high,map_ci_low,map_ci_high,tier',
     );
@@ -139,7 +139,8 @@ describe('report.md', () => {
     const { result, analysis } = fixture();
     const md = renderReports(result, analysis)['report.md'];
     expect(md).toContain('The primary metric and k were declared before the run: ndcg@5 (k = 5).');
-    expect(md).toMatch(/Recommended: \*\*`none\.keyword\.k5`\*\*/);
+    // Three judged questions: not enough evidence to choose, but the highest row is still named.
+    expect(md).toMatch(/Not enough evidence to choose a configuration: only 3 judged question\(s\), fewer than the 30 .*Highest so far: \*\*`none\.keyword\.k5`\*\*/);
   });
 
   it('has every section and rounds to 3 decimals', () => {
@@ -195,7 +196,8 @@ describe('terminal summary', () => {
     const { result, analysis } = fixture();
     const t = renderReports(result, analysis).terminal;
     expect(t).toContain('none.keyword.k5');
-    expect(t).toContain('Recommended: none.keyword.k5');
+    expect(t).toContain('Not enough evidence to choose a configuration');
+    expect(t).toContain('Highest so far: none.keyword.k5');
     expect(t).toContain('declared before the run');
     const iv = analysis.rows[0].metrics['ndcg@5'];
     expect(t).toContain(`[${iv.low!.toFixed(3)}, ${iv.high!.toFixed(3)}]`);

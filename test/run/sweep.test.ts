@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/schema.js';
 import { runSweep } from '../../src/run/sweep.js';
+import { requiredModelFiles } from '../../src/embed/transformers.js';
 import { writeArtifacts, loadSweepResult, runRows, trecId, checkOutputDir } from '../../src/run/artifacts.js';
 import { analyze, withStatistics } from '../../src/report/analyze.js';
 import { renderReports } from '../../src/report/render.js';
@@ -196,11 +197,11 @@ describe('bad input writes nothing', () => {
 });
 
 describe('a failing stage becomes failed rows, not a failed sweep', () => {
-  /** A model folder that exists but holds no loadable model: the provider fails at load time. */
+  /** A model folder with every required file, none of them loadable: the provider fails at load time. */
   function brokenModelDir(): string {
     const dir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-badmodel-')), 'broken-model');
     mkdirSync(path.join(dir, 'onnx'), { recursive: true });
-    writeFileSync(path.join(dir, 'config.json'), '{}');
+    for (const f of requiredModelFiles('fp32')) writeFileSync(path.join(dir, f), f.endsWith('.json') ? '{}' : 'not an onnx model');
     return dir;
   }
 

@@ -1,0 +1,123 @@
+/**
+ * `recheck`: re-scores every exported TREC run of a finished sweep with the evaluator (`retrieval-sweep evaluate`'s
+ * code) and compares each value with matrix.json. Pure: the caller reads the files and passes the parsed qrels and
+ * runs in; nothing here touches the disk.
+ *
+ * Two rules the old script got wrong:
+ * - The relevance threshold is the sweep's (`manifest.relevanceThreshold`), not trec_eval's default 1: a sweep run
+ *   with threshold 2 counts grade-1 documents as not relevant, and so must the re-score.
+ * - `maxDiff` is the largest |matrix − run| over EVERY value compared, the disagreeing ones included (a value the run
+ *   cannot give counts as an infinite difference).
+ */
+
+import type { Level } from '../types.js';
+import { evaluate, type Qrels, type Run } from '../score/evaluate.js';
+import { parseMeasure } from '../score/measures.js';
+
+/** Values that differ by more than this disagree. */
+export const RECHECK_TOLERANCE = 1e-12;
+
+/** One matrix.json row, as far as the recheck reads it. */
+export interface RecheckRow {
+  config_id: string;
+  status: string;
+  /** `none` or the chunk size in tokens. */
+  chunking: string | number;
+  overlap: number;
+  /** Canonical measure name → value. */
+  metrics: Record<string, number>;
+}
+
+/** What {@link recheckRuns} needs: the matrix rows, the sweep's level and threshold, and the parsed TREC files. */
+export interface RecheckInput {
+  level: Level;
+  /** The sweep's relevance threshold (`manifest.relevanceThreshold`), integer ≥ 1. */
+  relevanceThreshold: number;
+  rows: readonly RecheckRow[];
+  /**
+   * The qrels a row is scored against: at level document the one `qrels.trec` (chunking key null); at levels chunk and
+   * evidence `qrels/<chunking key>.trec` (`none`, `cs256-ov32`).
+   */
+  qrels: (chunkingKey: string | null) => Qrels;
+  /** `runs/<config id>.trec`. */
+  run: (configId: string) => Run;
+}
+
+/** One value that does not agree. `run` is null when the evaluator gave no value for the measure. */
+export interface RecheckDisagreement {
+  configId: string;
+  measure: string;
+  matrix: number;
+  run: number | null;
+  /** |matrix − run|, Infinity when run is null. */
+  diff: number;
+}
+
+/** The outcome of {@link recheckRuns}. */
+export interface RecheckReport {
+  /** ok rows re-scored. */
+  configs: number;
+  /** Values compared. */
+  values: number;
+  /** Largest |matrix − run| over every value compared (disagreeing ones included); 0 when nothing was compared. */
+  maxDiff: number;
+  /** The threshold used. */
+  relevanceThreshold: number;
+  disagreements: RecheckDisagreement[];
+}
+
+/** The chunking key of a matrix row: `none` or `cs<size>-ov<overlap>`. */
+export function chunkingKeyOfRow(row: Pick<RecheckRow, 'chunking' | 'overlap'>): string {
+  return row.chunking === 'none' ? 'none' : `cs${row.chunking}-ov${row.overlap}`;
+}
+
+/**
+ * The measures a row can be re-scored on: the trec_eval families at a cut k (`ndcg@5`); at the evidence level recall
+ * counts evidence spans, not a trec_eval measure, so it is left out. Chunk- and evidence-level extras
+ * (`evidence_recall@5`, `tokens@5`, budgets) are never TREC measures.
+ */
+export function recheckableMeasures(level: Level, names: readonly string[]): string[] {
+  const families = level === 'evidence' ? 'hit_rate|precision|mrr|ndcg|ndcg_exp|map' : 'hit_rate|recall|precision|mrr|ndcg|ndcg_exp|map';
+  const re = new RegExp(`^(${families})@\\d+$`);
+  return names.filter((n) => re.test(n));
+}
+
+/**
+ * Re-scores every ok row's run against its qrels at the sweep's threshold and compares each value with the matrix.
+ * @throws HarnessError `USAGE` for a threshold that is not an integer ≥ 1 (from the evaluator), `MEASURE_UNKNOWN` for
+ *   a malformed measure name, and whatever the `qrels`/`run` callbacks throw (`QRELS_INVALID`, `RUN_INVALID`).
+ */
+export function recheckRuns(input: RecheckInput): RecheckReport {
+  let configs = 0;
+  let values = 0;
+  let maxDiff = 0;
+  const disagreements: RecheckDisagreement[] = [];
+  for (const row of input.rows) {
+    if (row.status !== 'ok') continue;
+    const names = recheckableMeasures(input.level, Object.keys(row.metrics));
+    const qrels = input.qrels(input.level === 'document' ? null : chunkingKeyOfRow(row));
+    const ev = evaluate(qrels, input.run(row.config_id), names.map(parseMeasure), { relevanceThreshold: input.relevanceThreshold });
+    for (const n of names) {
+      const got = ev.mean[n];
+      const run = typeof got === 'number' && Number.isFinite(got) ? got : null;
+      const diff = run === null ? Infinity : Math.abs(run - row.metrics[n]);
+      values++;
+      maxDiff = Math.max(maxDiff, diff);
+      if (!(diff <= RECHECK_TOLERANCE)) disagreements.push({ configId: row.config_id, measure: n, matrix: row.metrics[n], run, diff });
+    }
+    configs++;
+  }
+  return { configs, values, maxDiff, relevanceThreshold: input.relevanceThreshold, disagreements };
+}
+
+/** The recheck's text: one summary line, then at most `shown` disagreements (default 20), `\n` line ends. */
+export function formatRecheck(r: RecheckReport, shown = 20): string {
+  const lines = [
+    `${r.configs} configurations, ${r.values} values re-scored from runs/*.trec at relevance threshold ${r.relevanceThreshold}; ` +
+      `max |diff| ${r.maxDiff === Infinity ? 'Infinity (a value is missing from the run)' : r.maxDiff.toExponential(2)}; ${r.disagreements.length} disagree`,
+  ];
+  for (const d of r.disagreements.slice(0, shown))
+    lines.push(`  ${d.configId} ${d.measure}: matrix ${d.matrix} vs run ${d.run ?? 'missing'} (|diff| ${d.diff === Infinity ? 'Infinity' : d.diff.toExponential(2)})`);
+  if (r.disagreements.length > shown) lines.push(`  … and ${r.disagreements.length - shown} more`);
+  return `${lines.join('\n')}\n`;
+}
