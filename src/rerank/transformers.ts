@@ -21,7 +21,10 @@
  *   question alone leaves no room for one chunk token is the question cut too (from its end, keeping one chunk
  *   token); Hugging Face raises an error there, we count it (`questionTruncated`) instead. When the content cannot be
  *   located (a tokenizer whose pair output is not the concatenation of its parts), the pair is cut at its tail and
- *   counted as `tailCut`. Every truncated pair is counted (`truncated`).
+ *   counted as `tailCut`. Every truncated pair is counted (`truncated`). That is {@link encodePair}, the reference;
+ *   the reranker uses {@link encodePairFast}, which builds the same pair from transformers.js's own parts
+ *   (`_encode_text` per text, `post_processor` to join: exactly what its pair call does) so each chunk is tokenised
+ *   once, not twice; a differential test proves the two equal. Tokenisation is most of the cost on a small model.
  * - Maximum length in tokens, special tokens included: `spec.maxLength` (default 512), capped by the tokenizer's
  *   `model_max_length` (when below 1e6) and `config.max_position_embeddings` (minus 2 for the RoBERTa family).
  * - Padding: to the longest pair of the batch with the tokenizer's pad id, attention mask 0, on its padding side; a
@@ -99,7 +102,8 @@ function runAt(a: readonly number[], at: number, b: readonly number[]): boolean 
 /**
  * Encodes `(question, chunk)` with the tokenizer's pair template and, when longer than `maxLength` tokens, cuts the
  * chunk side (see the module doc: the question and the special tokens are kept; the question is cut only when it
- * leaves no room for one chunk token). `maxLength` null = no limit. Pure given the tokenizer.
+ * leaves no room for one chunk token, or for none when the chunk is empty). `maxLength` null = no limit. Pure given
+ * the tokenizer. The reference for {@link encodePairFast}.
  */
 export function encodePair(tokenizer: PairTokenizer, question: string, chunk: string, maxLength: number | null): EncodedPair {
   const full = tokenizer(question, { text_pair: chunk, add_special_tokens: true, return_tensor: false, return_token_type_ids: true });
@@ -143,13 +147,61 @@ export function encodePair(tokenizer: PairTokenizer, question: string, chunk: st
     ]);
     return { ...cut, truncated: true, questionTruncated: false, tailCut: false };
   }
-  const keepQuestion = maxLength - nSpecial - 1;
+  const oneChunk = Math.min(1, c.length);
   const cut = pick([
-    [0, pq + keepQuestion],
-    [pq + q.length, pc + 1],
+    [0, pq + maxLength - nSpecial - oneChunk],
+    [pq + q.length, pc + oneChunk],
     [pc + c.length, ids.length],
   ]);
   return { ...cut, truncated: true, questionTruncated: true, tailCut: false };
+}
+
+/**
+ * The internals of a transformers.js 3.x tokenizer that its own pair call is made of (tokenizers.js
+ * `_tokenize_helper`: `_encode_text` on each text, then `post_processor(tokensA, tokensB)`, then
+ * `model.convert_tokens_to_ids`). Used to tokenise each chunk once instead of twice.
+ */
+interface TokenizerInternals {
+  _encode_text(text: string): string[] | null;
+  post_processor?: (a: string[], b: string[] | null, o: { add_special_tokens: boolean }) => { tokens: string[]; token_type_ids?: number[] };
+  model: { convert_tokens_to_ids(tokens: string[]): number[] };
+}
+
+/** True when `tokenizer` exposes the internals {@link encodePairFast} needs (transformers.js 3.x does). */
+export function hasFastPairPath(tokenizer: PairTokenizer): boolean {
+  const t = tokenizer as unknown as Partial<TokenizerInternals>;
+  return typeof t._encode_text === 'function' && typeof t.post_processor === 'function' && typeof t.model?.convert_tokens_to_ids === 'function';
+}
+
+/**
+ * The same result as {@link encodePair} with the chunk tokenised once: the question's tokens (`questionTokens`, from
+ * {@link questionTokensOf}, computed once per question) and the chunk's are cut as in `encodePair` and joined by the
+ * tokenizer's own post-processor, exactly as transformers.js builds a pair. `encodePair` stays the reference; a test
+ * checks the two agree, truncated or not. Requires {@link hasFastPairPath}.
+ */
+export function encodePairFast(tokenizer: PairTokenizer, questionTokens: readonly string[], chunk: string, maxLength: number | null): EncodedPair {
+  const t = tokenizer as unknown as TokenizerInternals;
+  const q = [...questionTokens];
+  const c = t._encode_text(chunk) ?? [];
+  const join = (a: string[], b: string[]): { ids: number[]; types: number[] | null } => {
+    const out = t.post_processor!(a, b, { add_special_tokens: true });
+    return { ids: t.model.convert_tokens_to_ids(out.tokens), types: out.token_type_ids ?? null };
+  };
+  const full = join(q, c);
+  if (maxLength === null || full.ids.length <= maxLength) return { ...full, truncated: false, questionTruncated: false, tailCut: false };
+  const nSpecial = full.ids.length - q.length - c.length;
+  if (nSpecial < 0 || maxLength < nSpecial + 1) {
+    return { ids: full.ids.slice(0, maxLength), types: full.types?.slice(0, maxLength) ?? null, truncated: true, questionTruncated: false, tailCut: true };
+  }
+  const keepChunk = maxLength - nSpecial - q.length;
+  if (keepChunk >= 1) return { ...join(q, c.slice(0, keepChunk)), truncated: true, questionTruncated: false, tailCut: false };
+  const oneChunk = Math.min(1, c.length);
+  return { ...join(q.slice(0, maxLength - nSpecial - oneChunk), c.slice(0, oneChunk)), truncated: true, questionTruncated: true, tailCut: false };
+}
+
+/** The question's tokens for {@link encodePairFast} (the tokenizer's `_encode_text`). Requires {@link hasFastPairPath}. */
+export function questionTokensOf(tokenizer: PairTokenizer, question: string): string[] {
+  return (tokenizer as unknown as TokenizerInternals)._encode_text(question) ?? [];
 }
 
 function readJson(file: string): Record<string, unknown> | undefined {
@@ -232,6 +284,8 @@ export class TransformersReranker implements Reranker {
   private counts = { pairs: 0, passes: 0, truncated: 0, questionTruncated: 0, tailCut: 0 };
   private labels: number | null = null;
   private closed = false;
+  /** Whether the tokenizer allows {@link encodePairFast} (one tokenisation per chunk). */
+  private readonly fast: boolean;
 
   private constructor(a: {
     spec: RerankSpec;
@@ -255,6 +309,7 @@ export class TransformersReranker implements Reranker {
     const ml = effectiveMaxLength(a.spec, a.loc.dir, a.tokenizer);
     this.maxLength = ml.maxLength;
     this.maxLengthSource = ml.source;
+    this.fast = hasFastPairPath(a.tokenizer);
   }
 
   /**
@@ -314,23 +369,32 @@ export class TransformersReranker implements Reranker {
     });
   }
 
-  /** The pair exactly as the model receives it (before padding): for tests and inspection. */
+  /**
+   * The pairs exactly as the model receives them (before padding), for `texts` against `query`: for tests and
+   * inspection. Uses {@link encodePairFast} when the tokenizer allows it, else {@link encodePair}.
+   */
+  encodeAll(query: string, texts: readonly string[]): EncodedPair[] {
+    if (!this.fast) return texts.map((t) => encodePair(this.tokenizer, query, t, this.maxLength));
+    const q = questionTokensOf(this.tokenizer, query);
+    return texts.map((t) => encodePairFast(this.tokenizer, q, t, this.maxLength));
+  }
+
+  /** One pair, as {@link encodeAll}. */
   encode(query: string, text: string): EncodedPair {
-    return encodePair(this.tokenizer, query, text, this.maxLength);
+    return this.encodeAll(query, [text])[0];
   }
 
   async score(query: string, texts: readonly string[]): Promise<number[]> {
     if (this.closed) throw new HarnessError('RERANK_FAILED', `${this.name} used after close()`);
     const out: number[] = [];
     const size = Math.max(1, this.spec.batchSize);
-    for (let s = 0; s < texts.length; s += size) out.push(...(await this.run(query, texts.slice(s, s + size))));
+    for (let s = 0; s < texts.length; s += size) out.push(...(await this.run(this.encodeAll(query, texts.slice(s, s + size)))));
     return out;
   }
 
-  /** One forward pass: encode, pad, run, read the logits. */
-  private async run(query: string, texts: readonly string[]): Promise<number[]> {
-    const n = texts.length;
-    const enc = texts.map((t) => this.encode(query, t));
+  /** One forward pass: pad, run, read the logits. */
+  private async run(enc: readonly EncodedPair[]): Promise<number[]> {
+    const n = enc.length;
     for (const e of enc) {
       if (e.truncated) this.counts.truncated++;
       if (e.questionTruncated) this.counts.questionTruncated++;
@@ -418,6 +482,7 @@ export class TransformersReranker implements Reranker {
       maxLength: this.maxLength,
       maxLengthSource: this.maxLengthSource,
       truncation: 'chunk side only (only_second), special tokens and question kept',
+      pairEncoding: this.fast ? 'tokenizer internals: _encode_text per text + post_processor (chunk tokenised once)' : 'tokenizer(question, { text_pair }) + locate',
       batchSize: this.spec.batchSize,
       pairs: this.counts.pairs,
       forwardPasses: this.counts.passes,
