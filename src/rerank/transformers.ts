@@ -28,7 +28,9 @@
  * - Maximum length in tokens, special tokens included: `spec.maxLength` (default 512), capped by the tokenizer's
  *   `model_max_length` (when below 1e6) and `config.max_position_embeddings` (minus 2 for the RoBERTa family).
  * - Padding: to the longest pair of the batch with the tokenizer's pad id, attention mask 0, on its padding side; a
- *   pair's score does not depend on its batch (tested with a model whose padding ids would change the score).
+ *   pair's score does not depend on its batch beyond float32 rounding (onnxruntime's vectorised sums depend on the
+ *   padded length), tested with a model whose padding ids would change the score if the mask were ignored. The
+ *   pair-score cache (cache.ts) then fixes each pair's score for the whole grid.
  * - Output: `logits` of shape `[n, 1]` (score = column 0, the ms-marco/bge convention) or `[n, 2]` (score = column
  *   1, the positive-class logit of a two-label head); any other shape, or a non-finite value, is
  *   `HarnessError('RERANK_FAILED')`. Scores are the float32 logits widened to float64, unchanged (no sigmoid).
