@@ -113,6 +113,14 @@ describe('rerankLists: the top depth is rescored and ordered by the tie rule, th
     expect(seen).toEqual([[1, 3], [3, 3]]);
   });
 
+  it('an aborted signal stops before the next question is scored', async () => {
+    const r = fakeReranker({ 'q|text of a': 1 });
+    const ac = new AbortController();
+    ac.abort(new Error('stopped'));
+    await expect(rerankLists(r, [{ id: '1', text: 'q' }], [hits(['a', 1])], 1, textOf, { signal: ac.signal })).rejects.toThrow('stopped');
+    expect(r.calls).toBe(0);
+  });
+
   it('errors: wrong score count, a non-finite score, lists not matching questions, depth 0', async () => {
     const q = [{ id: 'q7', text: 'q' }];
     const short: Reranker = { ...fakeReranker({}), score: async () => [] };

@@ -187,6 +187,14 @@ describe('createReranker errors', () => {
     expect(e.location.file).toBe(path.join(cacheDir, 'models', 'cross-encoder', 'not-here'));
   });
 
+  it('a hub id found in <cacheDir>/models/<owner>/<name> loads offline (source hub)', async () => {
+    cpSync(modelDir, path.join(cacheDir, 'models', 'cross-encoder', 'tiny-ce'), { recursive: true });
+    const r = await createReranker(resolveRerankSpec({ model: 'transformers:cross-encoder/tiny-ce', depth: 5 })!, { cacheDir });
+    open.push(r);
+    expect(r.describe()).toMatchObject({ source: 'hub', model: 'cross-encoder/tiny-ce' });
+    expect((await r.score('how do i', ['a b']))[0]).toBeCloseTo(byHand(['how', 'do', 'i'], ['a', 'b']), 5);
+  });
+
   it('rerank: models are RERANK_FAILED until the server client is wired in', async () => {
     const spec = resolveRerankSpec({ model: 'rerank:bge-reranker-base', depth: 5, baseUrl: 'http://127.0.0.1:8081', protocol: 'tei' })!;
     expect((await rejection(createReranker(spec, { cacheDir }))).code).toBe('RERANK_FAILED');
