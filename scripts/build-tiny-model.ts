@@ -1,8 +1,9 @@
 /**
  * Builds a tiny BERT-shaped model folder that transformers.js v3 loads with local files only, for offline tests.
  *
- * Usage: `npx tsx scripts/build-tiny-model.ts <output dir>` (creates the folder; overwrites the five files).
- * Library use: `await buildTinyModel(dir)`.
+ * Usage: `npx tsx scripts/build-tiny-model.ts <output dir> [--cross-encoder]` (creates the folder; overwrites the
+ * five files). Library use: `await buildTinyModel(dir)`; `await buildTinyCrossEncoder(dir)` writes the tiny
+ * cross-encoder of the rerank tests instead (see {@link buildTinyCrossEncoder}, at the end of this file).
  *
  * Layout written (about 4 KB in all):
  * ```
@@ -277,14 +278,155 @@ export async function buildTinyModel(dir: string): Promise<TinyModelInfo> {
   return { dir: abs, dims: TINY_DIMS, maxLength: TINY_MAX_LENGTH, vocab: TINY_VOCAB };
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// The tiny cross-encoder (BertForSequenceClassification-shaped), for the rerank tests.
+
+/** Maximum pair length in tokens of the tiny cross-encoder (`max_position_embeddings` and `model_max_length`). */
+export const TINY_CE_MAX_LENGTH = 64;
+
+/** Per-token relevance weight `u[id]` of the tiny cross-encoder, float32-rounded. Never 0 (so `[PAD]` counts if unmasked). */
+export function tinyCrossTokenWeight(id: number): number {
+  return Math.fround(Math.sin(0.9 * (id + 1)) + 0.25 * ((id % 3) + 1));
+}
+
+/** Per-segment factor `v[type]`: segment A (type 0, the question) 1, segment B (type 1, the chunk) -0.375. */
+export const TINY_CE_TYPE_FACTOR: readonly number[] = [1, -0.375];
+
+/** The bias added to every logit. */
+export const TINY_CE_BIAS = 0.125;
+
+/**
+ * The relevance logit of the tiny cross-encoder for one encoded pair, computed in float64 from the float32 tables
+ * (the model sums in float32: compare with a tolerance of about 1e-5):
+ * `s = bias + Σ_s mask[s] · u[input_ids[s]] · v[token_type_ids[s]]`.
+ */
+export function tinyCrossLogit(ids: readonly number[], types: readonly number[], mask?: readonly number[]): number {
+  let s = TINY_CE_BIAS;
+  ids.forEach((id, i) => {
+    s += (mask?.[i] ?? 1) * tinyCrossTokenWeight(id) * TINY_CE_TYPE_FACTOR[types[i]];
+  });
+  return s;
+}
+
+/** Options of {@link buildTinyCrossEncoder}. */
+export interface TinyCrossEncoderOptions {
+  /**
+   * Columns of the `logits` output: 1 (ms-marco style, the default), 2 (two-class head: column 0 = `0.25 − s`,
+   * column 1 = `s`, so the positive class logit is `s`), or 3 (a shape the reranker must reject).
+   */
+  outputColumns?: 1 | 2 | 3;
+}
+
+/** The serialised ONNX ModelProto of the tiny cross-encoder (see {@link buildTinyCrossEncoder}). */
+export function tinyCrossEncoderOnnx(options: TinyCrossEncoderOptions = {}): Uint8Array {
+  const cols = options.outputColumns ?? 1;
+  const V = TINY_VOCAB.length;
+  const initializers = [
+    floatTensor('token_weight', [V], TINY_VOCAB.map((_, id) => tinyCrossTokenWeight(id))),
+    floatTensor('type_factor', [2], [...TINY_CE_TYPE_FACTOR]),
+    floatTensor('bias', [1], [TINY_CE_BIAS]),
+    int64Tensor('sum_axes', [1], [1]),
+    ...(cols === 2 ? [floatTensor('quarter', [1], [0.25])] : []),
+  ];
+  const s = cols === 1 ? 'logits' : 'relevance';
+  const nodes = [
+    node('Gather', ['token_weight', 'input_ids'], ['u'], 'gather_weight', { axis: 0 }),
+    node('Gather', ['type_factor', 'token_type_ids'], ['v'], 'gather_type', { axis: 0 }),
+    node('Mul', ['u', 'v'], ['uv'], 'mul_type'),
+    node('Cast', ['attention_mask'], ['mask_f'], 'cast_mask', { to: FLOAT }),
+    node('Mul', ['uv', 'mask_f'], ['uvm'], 'mul_mask'),
+    node('ReduceSum', ['uvm', 'sum_axes'], ['sum'], 'sum_tokens', { keepdims: 1 }),
+    node('Add', ['sum', 'bias'], [s], 'add_bias'),
+  ];
+  if (cols === 2) {
+    nodes.push(
+      node('Neg', [s], ['neg'], 'negate'),
+      node('Add', ['neg', 'quarter'], ['negative_class'], 'add_quarter'),
+      node('Concat', ['negative_class', s], ['logits'], 'concat_classes', { axis: 1 }),
+    );
+  } else if (cols === 3) {
+    nodes.push(node('Concat', [s, s, s], ['logits'], 'concat_three', { axis: 1 }));
+  }
+  const graph = msg(
+    ...nodes.map((n) => fBytes(1, n)),
+    fBytes(2, 'tiny-cross-encoder'),
+    ...initializers.map((t) => fBytes(5, t)),
+    fBytes(11, valueInfo('input_ids', INT64, ['batch_size', 'sequence_length'])),
+    fBytes(11, valueInfo('attention_mask', INT64, ['batch_size', 'sequence_length'])),
+    fBytes(11, valueInfo('token_type_ids', INT64, ['batch_size', 'sequence_length'])),
+    fBytes(12, valueInfo('logits', FLOAT, ['batch_size', cols])),
+  );
+  return msg(
+    fVarint(1, 8),
+    fBytes(2, 'retrieval-sweep build-tiny-model (cross-encoder)'),
+    fBytes(7, graph),
+    fBytes(8, msg(fBytes(1, ''), fVarint(2, 17))),
+  );
+}
+
+/**
+ * Writes a tiny cross-encoder folder (BertForSequenceClassification-shaped) that transformers.js v3 loads with
+ * `AutoModelForSequenceClassification` + `AutoTokenizer` from local files only:
+ * ```
+ * <dir>/config.json            model_type "bert", architectures [BertForSequenceClassification], id2label (1 label),
+ *                              max_position_embeddings 64
+ * <dir>/tokenizer.json         the tiny WordPiece tokenizer (pair template [CLS] A [SEP] B [SEP], types 0 0 0 1 1)
+ * <dir>/tokenizer_config.json  BertTokenizer, model_max_length 64
+ * <dir>/onnx/model.onnx        inputs input_ids, attention_mask, token_type_ids (int64 [batch, seq]); output
+ *                              logits float32 [batch, 1] = TINY_CE_BIAS + Σ mask · u[id] · v[type] (see tinyCrossLogit)
+ * <dir>/onnx/model_quantized.onnx   the same graph (so dtype q8 loads; NOT really quantised)
+ * ```
+ * No attention, no positions: a token's contribution depends on its id, its segment and its mask bit, so swapping
+ * question and chunk changes the score (v[0] ≠ v[1]), padding must not change it, and `[PAD]` has a non-zero weight
+ * so forgetting the mask is detected. Throws the fs error when `dir` is not writable.
+ */
+export async function buildTinyCrossEncoder(dir: string, options: TinyCrossEncoderOptions = {}): Promise<TinyModelInfo> {
+  const abs = path.resolve(dir);
+  const cols = options.outputColumns ?? 1;
+  mkdirSync(path.join(abs, 'onnx'), { recursive: true });
+  const config = {
+    model_type: 'bert',
+    architectures: ['BertForSequenceClassification'],
+    hidden_size: TINY_DIMS,
+    num_hidden_layers: 0,
+    num_attention_heads: 1,
+    intermediate_size: TINY_DIMS,
+    max_position_embeddings: TINY_CE_MAX_LENGTH,
+    vocab_size: TINY_VOCAB.length,
+    type_vocab_size: 2,
+    pad_token_id: 0,
+    id2label: Object.fromEntries(Array.from({ length: cols }, (_, i) => [String(i), `LABEL_${i}`])),
+    label2id: Object.fromEntries(Array.from({ length: cols }, (_, i) => [`LABEL_${i}`, i])),
+  };
+  const tokenizerConfig = {
+    tokenizer_class: 'BertTokenizer',
+    do_lower_case: true,
+    model_max_length: TINY_CE_MAX_LENGTH,
+    cls_token: '[CLS]',
+    sep_token: '[SEP]',
+    pad_token: '[PAD]',
+    unk_token: '[UNK]',
+    mask_token: '[MASK]',
+    clean_up_tokenization_spaces: true,
+  };
+  const onnx = tinyCrossEncoderOnnx(options);
+  writeFileSync(path.join(abs, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+  writeFileSync(path.join(abs, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson(), null, 2) + '\n');
+  writeFileSync(path.join(abs, 'tokenizer_config.json'), JSON.stringify(tokenizerConfig, null, 2) + '\n');
+  writeFileSync(path.join(abs, 'onnx', 'model.onnx'), onnx);
+  writeFileSync(path.join(abs, 'onnx', 'model_quantized.onnx'), onnx);
+  return { dir: abs, dims: TINY_DIMS, maxLength: TINY_CE_MAX_LENGTH, vocab: TINY_VOCAB };
+}
+
 const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   const out = process.argv[2];
-  if (!out) {
-    process.stderr.write('usage: tsx scripts/build-tiny-model.ts <output dir>\n');
+  const cross = process.argv[3] === '--cross-encoder';
+  if (!out || (process.argv[3] !== undefined && !cross)) {
+    process.stderr.write('usage: tsx scripts/build-tiny-model.ts <output dir> [--cross-encoder]\n');
     process.exitCode = 1;
   } else {
-    const info = await buildTinyModel(out);
+    const info = cross ? await buildTinyCrossEncoder(out) : await buildTinyModel(out);
     process.stdout.write(`${info.dir}\n`);
   }
 }

@@ -29,6 +29,11 @@ export interface RerankSpec {
   maxLength?: number;
   /** Allow a hub id to be fetched (transformers); off by default. */
   allowRemote?: boolean;
+  /**
+   * ONNX weights (transformers): `fp32` = `onnx/model.onnx` (default), `q8` = `onnx/model_quantized.onnx`. Added by
+   * the rerank branch (src/rerank/spec.ts), as `embeddings:` entries have it.
+   */
+  dtype?: 'fp32' | 'q8';
 }
 
 /** One loaded reranker. */
