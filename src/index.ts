@@ -62,6 +62,14 @@ export {
 } from './retrieve/fusion.js';
 export type { Retriever, RetrieverFactory, RetrieverContext, RetrieverQuestion, RetrievedHit } from './retrieve/retriever.js';
 export { keywordRetriever, semanticRetriever, hybridRetriever, listRetriever, type Embedder } from './retrieve/builtin.js';
+export { OpenAIProvider } from './embed/openai.js';
+export { HttpClient } from './net/http.js';
+export { createHttpReranker } from './rerank/http.js';
+export type { Reranker, RerankSpec } from './rerank/types.js';
+export { createReranker, type RerankerContext } from './rerank/registry.js';
+export { rerankEntrySchema, resolveRerankSpec, resolveRerankList } from './rerank/spec.js';
+export { rerankLists, measureRerankLatency, type RerankQuestion, type RerankListsOptions } from './rerank/apply.js';
+export { RerankCache, MemoryPairScores, type PairScoreStore } from './rerank/cache.js';
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
 
 // score

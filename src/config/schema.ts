@@ -26,6 +26,7 @@ import { isHarnessError } from '../errors.js';
 import type { ChunkingSpec } from '../types.js';
 import type { FusionSetting } from '../retrieve/fusion.js';
 import type { RerankSpec } from '../rerank/types.js';
+import { rerankEntrySchema, resolveRerankList } from '../rerank/spec.js';
 import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
 
@@ -182,7 +183,7 @@ export const configSchema = z
       .default([])
       .describe('TREC run files made outside the tool ({name, path}), each scored as a row family.'),
     rerank: z
-      .array(z.unknown())
+      .array(rerankEntrySchema)
       .min(1, 'must list at least one entry (none for no reranking)')
       .default(['none'])
       .describe('Rerank settings swept over every ranking: none, or {model, depth: [..], ...} (see docs/reranking.md).'),
@@ -389,7 +390,7 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
     hybrid: { rrfK: c.hybrid.rrfK, depth: c.hybrid.depth, fusion: expandFusion(c.hybrid.fusion, c.hybrid.rrfK) },
     retrievers: c.retrievers.map((r) => ({ ...r, module: path.resolve(baseDir, r.module), chunking: resolveChunking(r.chunking, c) })),
     runs: c.runs.map((r) => ({ ...r, path: path.resolve(baseDir, r.path) })),
-    rerank: resolveRerank(c.rerank),
+    rerank: resolveRerankList(c.rerank),
     datasetPath: path.resolve(baseDir, c.dataset.path),
     primary: { family: primary.family, k: primary.k as number },
     ...(source ? { configFile: path.resolve(source) } : {}),
@@ -429,13 +430,6 @@ function resolveChunking(v: string | number, c: WrittenConfig): ChunkingSpec {
   return { size: Number(m[1]), overlap: Number(m[2]) };
 }
 
-/** Rerank entries: `none` → null; objects are resolved by the rerank module's schema (see rerank/spec.ts). */
-function resolveRerank(entries: unknown[]): (RerankSpec | null)[] {
-  return entries.map((e) => {
-    if (e === 'none') return null;
-    throw new HarnessError('CONFIG_INVALID', `rerank: ${JSON.stringify(e)} is not supported yet`, { location: { path: 'rerank' }, remedy: 'use rerank: [none]' });
-  });
-}
 
 /** At most this many alias expansions per config file (the yaml package's `maxAliasCount`, its default). */
 const MAX_YAML_ALIASES = 100;

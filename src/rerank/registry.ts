@@ -30,13 +30,8 @@ export async function createReranker(spec: RerankSpec, ctx: RerankerContext): Pr
     return TransformersReranker.create(spec, cacheDir);
   }
   if (spec.model.startsWith(RERANK_SERVER_PREFIX)) {
-    // The lead wires the server client here:
-    //   const { createHttpReranker } = await import('./http.js');
-    //   return createHttpReranker(spec);
-    throw new HarnessError('RERANK_FAILED', `rerank model ${spec.model}: the rerank server client (src/rerank/http.ts) is not wired in yet`, {
-      location: { path: 'rerank' },
-      remedy: 'use a transformers: cross-encoder for now',
-    });
+    const { createHttpReranker } = await import('./http.js');
+    return createHttpReranker(spec);
   }
   throw new HarnessError('CONFIG_INVALID', `unknown rerank model ${JSON.stringify(spec.model)}: must start with transformers: or rerank:`, {
     location: { path: 'rerank' },

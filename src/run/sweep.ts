@@ -44,6 +44,11 @@ import { HarnessError, isHarnessError } from '../errors.js';
 import { preflightTransformersModel } from '../embed/transformers.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
 import { collectLists } from './retrieve.js';
+import { createHash } from 'node:crypto';
+import type { Reranker, RerankSpec } from '../rerank/types.js';
+import { createReranker } from '../rerank/registry.js';
+import { RerankCache } from '../rerank/cache.js';
+import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, fileHash } from './checkpoint.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
@@ -477,7 +482,12 @@ export async function runSweep(
   }
   timings.external_seconds = (performance.now() - t) / 1000;
 
-  // 6. Score every row from the stored rankings.
+  // 6. Rerank: any ranking's top `depth` rescored by each reranker; pairs scored once per model across the grid.
+  t = performance.now();
+  const rerankInfo = await rerankStage({ config, grid, stages, dataset, questionsIn, rankings, unit, emit, warn, signal });
+  timings.rerank_seconds = (performance.now() - t) / 1000;
+
+  // 7. Score every row from the stored rankings.
   checkInterrupted();
   t = performance.now();
   const configs: ConfigResult[] = [];
@@ -535,6 +545,7 @@ export async function runSweep(
     ...(config.level === 'evidence' ? { evidence: { minOverlap: config.evidenceOverlap, budgets: config.evidenceBudgets, projection: scorer.projectionStats() } } : {}),
     embeddings: embeddingInfo,
     retrievers: retrieverInfo,
+    rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, questions: r.lists.size })),
     checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length },
     relevanceThreshold: threshold,
@@ -708,6 +719,91 @@ function reportUnanswerable(key: string, chunks: Chunk[], scored: Question[], co
 /** wink-bm25-text-search's version: part of the keyword checkpoint key. */
 function bm25EngineVersion(): string {
   return packageVersions()['wink-bm25-text-search'] ?? 'unknown';
+}
+
+/** What {@link rerankStage} needs from the sweep. */
+interface RerankContext {
+  config: SweepConfig;
+  grid: ConfigSpec[];
+  stages: Map<string, ChunkingStage>;
+  dataset: Dataset;
+  questionsIn: RetrieverQuestion[];
+  rankings: Map<string, Ranking>;
+  unit: ModelContext['unit'];
+  emit: (e: SweepEvent) => void;
+  warn: (m: string) => void;
+  signal: AbortSignal;
+}
+
+/**
+ * The rerank stage: for every reranked row's base ranking (the same row without its rerank part) and depth, the top
+ * `depth` hits are rescored by the reranker and ordered by the tie rule, the rest kept below in their order
+ * (src/rerank/apply.ts). Each (question, chunk text) pair is scored once per reranker across the grid and cached in
+ * `<cacheDir>/rerank.sqlite`; reranked units are checkpointed under a hash of their base lists. A reranker that does
+ * not load fails its rows. Latency = the base ranking's ms per query + the reranker's, measured afresh on 8 questions.
+ */
+async function rerankStage(r: RerankContext): Promise<Record<string, unknown>[]> {
+  const specs = r.config.rerank.filter((x): x is RerankSpec => x !== null);
+  const rows = r.grid.filter((row) => row.rerank !== null);
+  if (specs.length === 0 || rows.length === 0) return [];
+  const info: Record<string, unknown>[] = [];
+  const store = RerankCache.open(path.join(path.resolve(r.config.cacheDir), 'rerank.sqlite'));
+  const docText = new Map(r.dataset.docs.map((d) => [d.id, d.text]));
+  try {
+    for (const spec of specs) {
+      const mine = rows.filter((row) => row.rerank!.label === spec.label);
+      const units = new Map<string, ConfigSpec>();
+      for (const row of mine) units.set(rankingId(row), row);
+      let reranker: Reranker;
+      try {
+        r.emit({ kind: 'stage', stage: `rerank ${spec.label}`, detail: 'loading model' });
+        reranker = await createReranker(spec, { cacheDir: path.resolve(r.config.cacheDir) });
+      } catch (e) {
+        const msg = `reranker ${spec.label} could not be loaded: ${errorText(e)}`;
+        for (const id of units.keys()) r.rankings.set(id, { error: msg });
+        r.warn(msg);
+        info.push({ label: spec.label, model: spec.model, error: msg });
+        continue;
+      }
+      let pairs = 0;
+      let scored = 0;
+      let scoreSeconds = 0;
+      try {
+        for (const [id, row] of units) {
+          const base = r.rankings.get(rankingId({ ...row, rerank: null }));
+          const st = r.stages.get(row.chunkingKey)!;
+          if (!base || 'error' in base) {
+            r.rankings.set(id, { error: base && 'error' in base ? base.error : `no ${row.retriever} results to rerank` });
+            continue;
+          }
+          const chunkText = new Map(st.chunks.map((c) => [c.id, c.text]));
+          const textOf = (x: string) => chunkText.get(x) ?? docText.get(x) ?? '';
+          const depth = row.rerank!.depth;
+          const parts = { kind: 'rerank', chunking: row.chunkingKey, base: createHash('sha256').update(JSON.stringify(base.lists)).digest('hex'), reranker: reranker.cacheKey(), depth };
+          const result = await r.unit(id, parts, Math.max(...base.lists.map((l) => l.length), 1), async () => {
+            const out = await rerankLists(reranker, r.questionsIn, base.lists, depth, textOf, {
+              cache: store,
+              concurrency: spec.baseUrl ? spec.concurrency : 1,
+              signal: r.signal,
+              onProgress: (done, total) => r.emit({ kind: 'progress', stage: `rerank ${spec.label} d${depth}`, done, total }),
+            });
+            pairs += out.stats.pairs;
+            scored += out.stats.cacheMisses;
+            scoreSeconds += out.stats.scoreSeconds;
+            const latency = await measureRerankLatency(reranker, r.questionsIn, base.lists, depth, textOf);
+            return { lists: out.lists, buildSeconds: base.buildSeconds, queryMs: base.queryMs + latency.msPerQuery, info: { rerank_ms_per_query: latency.msPerQuery } };
+          });
+          if ('error' in result) result.error = `rerank ${spec.label} d${depth} of ${rankingId({ ...row, rerank: null })} failed: ${result.error}`;
+        }
+        info.push({ label: spec.label, model: spec.model, describe: reranker.describe(), stats: reranker.stats(), pairs, pairs_scored: scored, score_seconds: scoreSeconds });
+      } finally {
+        await reranker.close();
+      }
+    }
+  } finally {
+    store.close();
+  }
+  return info;
 }
 
 /** What {@link runModel} needs from the sweep. */
