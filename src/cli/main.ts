@@ -108,12 +108,16 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   try {
     swept = await runSweep(config, sweepOptions);
   } catch (e) {
+    process.off('SIGINT', onSigint);
     if (interrupted) throw new Interrupted();
     throw e;
   } finally {
     progress.stop();
   }
-  if (interrupted) throw new Interrupted();
+  if (interrupted) {
+    process.off('SIGINT', onSigint);
+    throw new Interrupted();
+  }
   const tReport = performance.now();
   const analysis = analyze(swept.result, {
     seed: config.statistics.seed,
@@ -122,8 +126,9 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   });
   const result = withStatistics(swept.result, analysis);
   const rendered = renderReports(result, analysis);
-  if (interrupted) throw new Interrupted();
+  // From here on Ctrl-C has the default effect: the results folder is written atomically (temp folder + rename).
   process.off('SIGINT', onSigint);
+  if (interrupted) throw new Interrupted();
   const written = artifacts.writeArtifacts(outDir, result, rendered as unknown as Record<string, string>);
   const reportSeconds = (performance.now() - tReport) / 1000;
   const totalSeconds = performance.now() / 1000;
