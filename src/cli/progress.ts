@@ -68,6 +68,8 @@ export function createProgress(options: ProgressOptions = {}): Progress {
   const now = options.now ?? Date.now;
   const interval = options.intervalMs ?? 10_000;
   const stages = new Map<string, StageState>();
+  /** Stages whose end was reported: repeated final events stay silent. */
+  const finished = new Set<string>();
   let multi: cliProgress.MultiBar | undefined;
 
   const write = (line: string) => {
@@ -77,7 +79,8 @@ export function createProgress(options: ProgressOptions = {}): Progress {
   const bars = () => {
     multi ??= new cliProgress.MultiBar(
       {
-        format: '{stage} [{bar}] {value}/{total} {rate}/s ETA {eta}',
+        format: '{stage} [{bar}] {value}/{total} {rate}/s ETA {left}',
+        barsize: 24,
         stream,
         hideCursor: true,
         clearOnComplete: true,
@@ -94,12 +97,14 @@ export function createProgress(options: ProgressOptions = {}): Progress {
       multi?.remove(st.bar);
       st.bar = undefined;
     }
-    write(`${stage}: ${st.done}/${st.total} in ${fmtSeconds((t - st.startedAt) / 1000)} (${rateOf(st, t)}/s)`);
     stages.delete(stage);
+    finished.add(stage);
     if (multi && stages.size === 0) {
+      // Stop the bars first: a line logged just before stop() would be lost with the cleared bars.
       multi.stop();
       multi = undefined;
     }
+    write(`${stage}: ${st.done}/${st.total} in ${fmtSeconds((t - st.startedAt) / 1000)} (${rateOf(st, t)}/s)`);
   };
 
   const onEvent = (e: SweepEvent) => {
@@ -115,7 +120,10 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     const t = now();
     let st = stages.get(e.stage);
     if (!st) {
+      if (e.done >= e.total && finished.has(e.stage)) return;
+      finished.delete(e.stage);
       if (e.done >= e.total) {
+        finished.add(e.stage);
         // A stage that starts finished (everything from the cache): one line, no bar.
         write(`${e.stage}: ${e.done}/${e.total}`);
         return;
@@ -123,7 +131,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
       st = { total: e.total, first: e.done, startedAt: t, lastLine: t, done: e.done };
       stages.set(e.stage, st);
       if (tty) {
-        st.bar = bars().create(e.total, e.done, { stage: e.stage.padEnd(24), rate: '-', eta: '?' });
+        st.bar = bars().create(e.total, e.done, { stage: e.stage.padEnd(20), rate: '-', left: '?' });
       } else {
         write(`${e.stage}: ${e.total} to do${e.done > 0 ? `, ${e.done} already done` : ''}`);
       }
@@ -132,7 +140,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     st.total = e.total;
     if (st.bar) {
       st.bar.setTotal(e.total);
-      st.bar.update(e.done, { rate: rateOf(st, t), eta: fmtSeconds(etaOf(st, t)) });
+      st.bar.update(e.done, { rate: rateOf(st, t), left: fmtSeconds(etaOf(st, t)) });
     } else if (t - st.lastLine >= interval && e.done < e.total) {
       st.lastLine = t;
       write(`${e.stage}: ${e.done}/${e.total} (${fmtSeconds((t - st.startedAt) / 1000)}, ${rateOf(st, t)}/s, ETA ${fmtSeconds(etaOf(st, t))})`);
