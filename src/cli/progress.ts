@@ -20,7 +20,7 @@ export interface ProgressOptions {
   intervalMs?: number;
 }
 
-/** The progress reporter: feed it sweep events, call `stop()` once the sweep ends (idempotent). */
+/** The progress reporter: feed it sweep events, call `stop()` once the sweep ends (idempotent; later events are ignored). */
 export interface Progress {
   onEvent(e: SweepEvent): void;
   /** Writes a line above the bars (or plainly without a terminal). */
@@ -107,7 +107,9 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     write(`${stage}: ${st.done}/${st.total} in ${fmtSeconds((t - st.startedAt) / 1000)} (${rateOf(st, t)}/s)`);
   };
 
+  let stopped = false;
   const onEvent = (e: SweepEvent) => {
+    if (stopped) return;
     if (e.kind === 'warning') {
       write(`warning: ${e.message}`);
       return;
@@ -149,6 +151,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
   };
 
   const stop = () => {
+    stopped = true;
     for (const st of stages.values()) if (st.bar) multi?.remove(st.bar);
     stages.clear();
     multi?.stop();

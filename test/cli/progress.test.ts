@@ -61,4 +61,14 @@ describe('progress without a terminal', () => {
     createProgress({ stream: s2, tty: false }).onEvent({ kind: 'progress', stage: 'embed a', done: 5, total: 5 });
     expect(l2).toEqual(['embed a: 5/5']);
   });
+
+  it('after stop() (Ctrl-C) later events print nothing, so the interrupted message stays the last line', () => {
+    const { lines, stream } = capture();
+    const p = createProgress({ stream, tty: false });
+    p.onEvent({ kind: 'progress', stage: 'embed a', done: 0, total: 10 });
+    p.stop();
+    p.onEvent({ kind: 'progress', stage: 'embed a', done: 5, total: 10 });
+    p.onEvent({ kind: 'warning', message: 'late' });
+    expect(lines).toEqual(['embed a: 10 to do']);
+  });
 });
