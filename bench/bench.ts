@@ -23,6 +23,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Mode } from '../src/types.js';
 import { BENCH_GRID } from './setup.js';
 import { compareMeans, compareRankings } from './naive.js';
@@ -48,44 +49,78 @@ interface Args {
   resume: string | null;
 }
 
-function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- --out DIR [--others N|all] [--questions N] [--naive-sizes none,128,256] [--skip-naive] [--keep-cache] [--resume DIR]\n`);
-  process.exit(1);
+/** A whole number ≥ `min` (commander argument parser). */
+function wholeNumber(min: number): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isInteger(n) || n < min) throw new InvalidArgumentError(`needs a whole number ≥ ${min}`);
+    return n;
+  };
 }
 
 function parseSizes(v: string): (number | 'none')[] {
   return v.split(',').map((s) => {
     if (s === 'none') return 'none';
     const n = Number(s);
-    if (!BENCH_GRID.sizes.includes(n)) usage(`--naive-sizes: ${JSON.stringify(s)} is not a chunking of the grid (none, 128, 256)`);
+    if (!BENCH_GRID.sizes.includes(n)) throw new InvalidArgumentError(`${JSON.stringify(s)} is not a chunking of the grid (none, 128, 256)`);
     return n;
   });
 }
 
+/**
+ * Parses the bench's options with commander (the CLI's parser). A usage error prints the message and the usage line
+ * on stderr and exits 2; `--help` prints the options and exits 0.
+ */
 function parseArgs(argv: string[]): Args {
-  const a: Args = { out: '', others: DEFAULT_OTHERS, questions: null, naiveSizes: BENCH_GRID.sizes, skipNaive: false, keepCache: false, resume: null };
-  const int = (name: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (v === undefined || !Number.isInteger(n) || n < min) usage(`${name} needs a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i];
-    if (k === '--out') a.out = argv[++i] ?? usage('--out needs a folder');
-    else if (k === '--others') a.others = argv[i + 1] === 'all' ? (i++, null) : int('--others', argv[++i], 0);
-    else if (k === '--questions') a.questions = int('--questions', argv[++i], 1);
-    else if (k === '--naive-sizes') a.naiveSizes = parseSizes(argv[++i] ?? usage('--naive-sizes needs a list'));
-    else if (k === '--skip-naive') a.skipNaive = true;
-    else if (k === '--keep-cache') a.keepCache = true;
-    else if (k === '--resume') {
-      a.resume = path.resolve(argv[++i] ?? usage('--resume needs a folder'));
-      a.keepCache = true;
-      if (!existsSync(a.resume)) usage(`--resume: ${a.resume} does not exist`);
+  const program = new Command()
+    .name('npm run bench --')
+    .description('The SciFact benchmark: writes DIR/bench.json (docs/bench.md)')
+    .requiredOption('--out <dir>', 'where bench.json goes')
+    .option(
+      '--others <n|all>',
+      'corpus subset: the judged documents + the first N others in id order; all = whole corpus',
+      (v) => (v === 'all' ? null : wholeNumber(0)(v)),
+      DEFAULT_OTHERS,
+    )
+    .option('--questions <n>', 'first N test questions (default: all)', wholeNumber(1))
+    .option('--naive-sizes <list>', 'chunkings the naive loop measures, e.g. none or none,128,256 (default: all three)', parseSizes)
+    .option('--skip-naive', 'no naive phase (naive fields are null)')
+    .option('--keep-cache', 'keep the temporary cache folders (their path is printed)')
+    .option('--resume <dir>', 'reuse a folder kept by --keep-cache (implies --keep-cache)')
+    .exitOverride()
+    .configureOutput({ outputError: (str, write) => write(`bench: ${str}`) });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.exitCode !== 0) process.stderr.write(`usage: ${program.name()} ${program.usage()}\n`);
+      process.exit(e.exitCode === 0 ? 0 : 2);
     }
-    else usage(`unknown option ${JSON.stringify(k)}`);
+    throw e;
   }
-  if (a.out === '') usage('--out DIR is required');
-  return a;
+  const o = program.opts<{
+    out: string;
+    others: number | null;
+    questions?: number;
+    naiveSizes?: (number | 'none')[];
+    skipNaive?: boolean;
+    keepCache?: boolean;
+    resume?: string;
+  }>();
+  const resume = o.resume === undefined ? null : path.resolve(o.resume);
+  if (resume !== null && !existsSync(resume)) {
+    process.stderr.write(`bench: --resume: ${resume} does not exist\nusage: ${program.name()} ${program.usage()}\n`);
+    process.exit(2);
+  }
+  return {
+    out: o.out,
+    others: o.others,
+    questions: o.questions ?? null,
+    naiveSizes: o.naiveSizes ?? BENCH_GRID.sizes,
+    skipNaive: Boolean(o.skipNaive),
+    keepCache: Boolean(o.keepCache) || resume !== null,
+    resume,
+  };
 }
 
 /**

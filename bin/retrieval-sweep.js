@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader, so the command works from a clone without a build step.
-import { register } from 'tsx/esm/api';
+// The `retrieval-sweep` command: runs the compiled JavaScript in dist/ (built by `npm run build`, which `prepare`
+// runs on `npm install` in a clone and on `npm pack`). No TypeScript loader at run time.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/bin.ts');
+const entry = new URL('../dist/cli/bin.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('retrieval-sweep: dist/ is missing; run `npm run build` in the package folder (npm install does it in a clone)\n');
+  process.exit(1);
+}
+await import(entry.href);

@@ -37,7 +37,7 @@ export { chunkDocuments, defaultTokenizer, type Tokenizer } from './chunk/chunke
 export { createProvider, type ProviderContext } from './embed/registry.js';
 export type { EmbeddingProvider, EmbedRole } from './embed/provider.js';
 export { resolveEmbeddingSpec, embeddingSpecSchema, type EmbeddingSpec } from './embed/spec.js';
-export { EmbeddingCache } from './embed/cache.js';
+export { EmbeddingCache, embeddingSpecKey, type ThroughputRecord } from './embed/cache.js';
 export { embedTexts, type EmbedStats } from './embed/embed-texts.js';
 
 // retrieve
@@ -113,3 +113,5 @@ export { runSweep, type SweepEvent, type SweepOptions, type RetrieverEntry } fro
 export { collectLists, type CollectOptions } from './run/retrieve.js';
 export { CheckpointStore, CHECKPOINT_FORMAT } from './run/checkpoint.js';
 export { writeArtifacts, loadSweepResult } from './run/artifacts.js';
+export { planSweep, formatPlan, type SweepPlan, type PlannedModel, type PlannedChunking } from './run/plan.js';
+export { recheckResults, formatRecheck, type RecheckResult } from './run/recheck.js';

@@ -19,35 +19,19 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { sha256Text } from './hash.js';
+import type { EmbeddingSpec } from './spec.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
 export const CACHE_SCHEMA_VERSION = 1;
 
-// better-sqlite3 ships no type declarations and @types/better-sqlite3 is not installed: the few calls used here.
-interface Statement {
-  run(...params: unknown[]): { changes: number };
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-}
-interface Transaction<A extends unknown[], R> {
-  (...args: A): R;
-  immediate(...args: A): R;
-}
-interface Database {
-  pragma(source: string, options?: { simple?: boolean }): unknown;
-  prepare(sql: string): Statement;
-  exec(sql: string): void;
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<A, R>;
-  close(): void;
-  readonly open: boolean;
-}
-type DatabaseCtor = new (file: string, options?: { timeout?: number }) => Database;
-
 const require = createRequire(import.meta.url);
-let ctor: DatabaseCtor | undefined;
-function sqlite(): DatabaseCtor {
-  ctor ??= require('better-sqlite3') as DatabaseCtor;
+type Database = BetterSqlite3.Database;
+let ctor: typeof BetterSqlite3 | undefined;
+/** better-sqlite3's constructor, loaded on first use (a native addon; commands that need no cache never load it). */
+function sqlite(): typeof BetterSqlite3 {
+  ctor ??= require('better-sqlite3') as typeof BetterSqlite3;
   return ctor;
 }
 
@@ -79,6 +63,41 @@ export interface EmbeddingCacheStats {
 /** `providerKey + '\u0000' + sha256(text)`: the cache key of one text for one provider role. */
 export function embeddingCacheKey(providerKey: string, text: string): string {
   return `${providerKey}\u0000${sha256Text(text)}`;
+}
+
+/** One model's measured embedding speed, as stored by {@link EmbeddingCache.recordThroughput}. */
+export interface ThroughputRecord {
+  /** {@link embeddingSpecKey} of the model's resolved spec. */
+  specKey: string;
+  /** The provider's `cacheKey('document')` when it was measured. */
+  documentKey: string;
+  /** The provider's `cacheKey('query')` when it was measured. */
+  queryKey: string;
+  /** Texts embedded (cache misses), ≥ 1. */
+  texts: number;
+  /** Seconds of inference for those texts, > 0. */
+  seconds: number;
+  /** texts / seconds. */
+  textsPerSecond: number;
+  /** ISO 8601 time of the record. */
+  recordedAt: string;
+}
+
+/**
+ * The identity of a model setting for throughput records: the resolved spec's fields that change the vectors
+ * (model, dtype, pooling, normalize, prefixes, maxLength), as JSON. Batch size and workers change speed only, and
+ * the label is a name, so they are left out.
+ */
+export function embeddingSpecKey(spec: EmbeddingSpec): string {
+  return JSON.stringify({
+    model: spec.model,
+    dtype: spec.dtype,
+    pooling: spec.pooling,
+    normalize: spec.normalize,
+    queryPrefix: spec.queryPrefix,
+    documentPrefix: spec.documentPrefix,
+    maxLength: spec.maxLength,
+  });
 }
 
 const IN_CHUNK = 500;
@@ -143,6 +162,10 @@ export class EmbeddingCache {
         );
         conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
         conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
+        conn.exec(
+          'CREATE TABLE IF NOT EXISTS throughput (spec TEXT PRIMARY KEY, document_key TEXT NOT NULL, query_key TEXT NOT NULL, ' +
+            'texts INTEGER NOT NULL, seconds REAL NOT NULL, recorded_at TEXT NOT NULL) WITHOUT ROWID',
+        );
       }).immediate();
     } catch (e) {
       try {
@@ -270,6 +293,69 @@ export class EmbeddingCache {
     }
     this.pruned += removed;
     return removed;
+  }
+
+  /**
+   * How many of the distinct `texts` have a vector stored under `providerKey` (the provider's `cacheKey(role)`).
+   * Read-only: does not mark entries as used and does not count as hits or misses. Duplicate texts count once.
+   * Throws `HarnessError('CACHE_FAILED')`.
+   */
+  countPresent(providerKey: string, texts: readonly string[]): number {
+    const keys = [...new Set(texts)].map((t) => embeddingCacheKey(providerKey, t));
+    let n = 0;
+    try {
+      for (let s = 0; s < keys.length; s += IN_CHUNK) {
+        const part = keys.slice(s, s + IN_CHUNK);
+        const row = this.db
+          .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE key IN (${part.map(() => '?').join(',')}) AND length(vec) % 4 = 0`)
+          .get(...part) as { n: number };
+        n += row.n;
+      }
+    } catch (e) {
+      throw cacheError(this.file, 'read failed', e);
+    }
+    return n;
+  }
+
+  /**
+   * Records the embedding throughput of one model (identified by {@link embeddingSpecKey}) measured by a sweep:
+   * `texts` texts embedded (cache misses only) in `seconds` of inference. Replaces the earlier record of that model;
+   * ignored when `texts` < 1 or `seconds` ≤ 0 (nothing was measured). The provider keys let a later
+   * {@link countPresent} find this model's vectors without loading it. Throws `HarnessError('CACHE_FAILED')`.
+   */
+  recordThroughput(record: Omit<ThroughputRecord, 'textsPerSecond' | 'recordedAt'>, now: Date = new Date()): void {
+    if (!(record.texts >= 1) || !(record.seconds > 0)) return;
+    try {
+      this.db
+        .prepare(
+          'INSERT OR REPLACE INTO throughput (spec, document_key, query_key, texts, seconds, recorded_at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(record.specKey, record.documentKey, record.queryKey, Math.round(record.texts), record.seconds, now.toISOString());
+    } catch (e) {
+      throw cacheError(this.file, 'write failed', e);
+    }
+  }
+
+  /** The last throughput recorded for the model `specKey` ({@link embeddingSpecKey}), or undefined. */
+  throughput(specKey: string): ThroughputRecord | undefined {
+    let row: { document_key: string; query_key: string; texts: number; seconds: number; recorded_at: string } | undefined;
+    try {
+      row = this.db
+        .prepare('SELECT document_key, query_key, texts, seconds, recorded_at FROM throughput WHERE spec = ?')
+        .get(specKey) as typeof row;
+    } catch (e) {
+      throw cacheError(this.file, 'read failed', e);
+    }
+    if (!row) return undefined;
+    return {
+      specKey,
+      documentKey: row.document_key,
+      queryKey: row.query_key,
+      texts: row.texts,
+      seconds: row.seconds,
+      textsPerSecond: row.texts / row.seconds,
+      recordedAt: row.recorded_at,
+    };
   }
 
   /** Counters of this connection and the current entry count of the file. */

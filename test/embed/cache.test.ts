@@ -1,17 +1,17 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { CACHE_SCHEMA_VERSION, EmbeddingCache, embeddingCacheKey } from '../../src/embed/cache.js';
+import { CACHE_SCHEMA_VERSION, EmbeddingCache, embeddingCacheKey, embeddingSpecKey } from '../../src/embed/cache.js';
+import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { sha256Text } from '../../src/embed/hash.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const require = createRequire(import.meta.url);
 const run = promisify(execFile);
 
 let dir: string;
@@ -68,7 +68,6 @@ describe('EmbeddingCache', () => {
     expect(b.get(['k'])[0]![0]).toBe(7);
     a.close();
     b.close();
-    const Database = require('better-sqlite3') as new (f: string) => { pragma(s: string, o: object): unknown; close(): void };
     const db = new Database(file);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
@@ -92,7 +91,6 @@ describe('EmbeddingCache', () => {
 
   it('a writer blocked past busy_timeout gets CACHE_FAILED, not a hang or a silent loss', () => {
     const a = EmbeddingCache.open(file, { busyTimeoutMs: 50 });
-    const Database = require('better-sqlite3') as new (f: string) => { exec(s: string): void; close(): void };
     const other = new Database(file);
     other.exec('BEGIN IMMEDIATE');
     let err: unknown;
@@ -148,10 +146,6 @@ describe('EmbeddingCache', () => {
     const c1 = EmbeddingCache.open(file);
     c1.put([['k', Float32Array.from([1])]]);
     c1.close();
-    const Database = require('better-sqlite3') as new (f: string) => {
-      prepare(s: string): { run(...p: unknown[]): unknown; get(): unknown };
-      close(): void;
-    };
     const db = new Database(file);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(CACHE_SCHEMA_VERSION + 1);
     db.close();
@@ -185,5 +179,48 @@ describe('EmbeddingCache', () => {
       err = e;
     }
     expect(isHarnessError(err, 'CONFIG_INVALID')).toBe(true);
+  });
+});
+
+describe('EmbeddingCache: presence counts and throughput records (for validate)', () => {
+  it('countPresent counts distinct texts stored under that provider key, without touching hits or last use', () => {
+    const cache = EmbeddingCache.open(file);
+    cache.put([
+      [embeddingCacheKey('A', 'x'), Float32Array.from([1])],
+      [embeddingCacheKey('A', 'y'), Float32Array.from([2])],
+      [embeddingCacheKey('B', 'z'), Float32Array.from([3])],
+    ]);
+    // x and y under A (x listed twice counts once); z is under B, w nowhere.
+    expect(cache.countPresent('A', ['x', 'x', 'y', 'z', 'w'])).toBe(2);
+    expect(cache.countPresent('B', ['x', 'z'])).toBe(1);
+    expect(cache.stats()).toMatchObject({ hits: 0, misses: 0 });
+    cache.close();
+  });
+
+  it('countPresent works past the 500-key IN chunk (1,200 texts: 700 stored)', () => {
+    const cache = EmbeddingCache.open(file);
+    const texts = Array.from({ length: 1200 }, (_, i) => `t${i}`);
+    cache.put(texts.slice(0, 700).map((t) => [embeddingCacheKey('A', t), Float32Array.from([0])] as const));
+    expect(cache.countPresent('A', texts)).toBe(700);
+    cache.close();
+  });
+
+  it('recordThroughput replaces the record of a model; texts/s = texts / seconds; nothing measured is not recorded', () => {
+    const spec = embeddingSpecKey(resolveEmbeddingSpec('use-lite'));
+    const cache = EmbeddingCache.open(file);
+    expect(cache.throughput(spec)).toBeUndefined();
+    cache.recordThroughput({ specKey: spec, documentKey: 'd1', queryKey: 'q1', texts: 100, seconds: 8 }, new Date('2026-01-01T00:00:00Z'));
+    cache.recordThroughput({ specKey: spec, documentKey: 'd2', queryKey: 'q2', texts: 0, seconds: 0 });
+    expect(cache.throughput(spec)).toEqual({
+      specKey: spec, documentKey: 'd1', queryKey: 'q1', texts: 100, seconds: 8, textsPerSecond: 100 / 8, recordedAt: '2026-01-01T00:00:00.000Z',
+    });
+    cache.recordThroughput({ specKey: spec, documentKey: 'd2', queryKey: 'q2', texts: 30, seconds: 2 });
+    expect(cache.throughput(spec)).toMatchObject({ documentKey: 'd2', textsPerSecond: 15 });
+    cache.close();
+    // Survives reopening; the batch size and worker count do not change the model's identity, a prefix does.
+    const again = EmbeddingCache.open(file);
+    expect(again.throughput(embeddingSpecKey(resolveEmbeddingSpec({ model: 'use-lite', workers: 1, batchSize: 8 })))?.texts).toBe(30);
+    expect(again.throughput(embeddingSpecKey(resolveEmbeddingSpec({ model: 'use-lite', queryPrefix: 'q: ' })))).toBeUndefined();
+    again.close();
   });
 });

