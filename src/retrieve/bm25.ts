@@ -305,8 +305,10 @@ const MAX_POSTINGS = 0x7fffffff;
  * in ascending order, `Float64Array` rounded term contributions: 12 bytes a posting); the chunk id strings held once
  * (the caller's strings, not copies; the chunk texts are not kept). Search scratch: a `Float64Array` accumulator,
  * a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
- * Build: one analysis pass writes a forward list (term id, tf) per chunk in 4 MB blocks; a counting pass scatters it
- * into the postings; peak ≈ 16 bytes a posting plus the dictionary.
+ * Build: one analysis pass writes a forward list (term id, tf) per chunk in 4 MB blocks (8 bytes a posting); a
+ * counting pass scatters it into the postings (tf parked in the weight slot), the forward list is dropped and the
+ * weights are computed in place: peak ≈ 20 bytes a posting plus the dictionary, whatever the GC does meanwhile.
+ * wink is not involved (its object graph is never built): equality with it is the tests' business.
  *
  * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
  * as wink sums them), then keeps the best k of the touched chunks in a bounded heap ordered by the one rule (score
@@ -372,13 +374,14 @@ export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial
   const offsets = new Int32Array(vocab + 1);
   for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
   const cursor = offsets.slice(0, vocab);
+  // The tf of each posting goes into its weight slot, overwritten by the weight below (no separate tf array).
   const postDoc = new Int32Array(postings);
-  const postTf = new Int32Array(postings);
+  const weights = new Float64Array(postings);
   for (let d = 0; d < n; d++) {
     for (let e = docStart[d], end = docStart[d + 1]; e < end; e++) {
       const p = cursor[fwdTerm.get(e)]++;
       postDoc[p] = d;
-      postTf[p] = fwdTf.get(e);
+      weights[p] = fwdTf.get(e);
     }
   }
   fwdTerm.blocks.length = 0;
@@ -387,13 +390,12 @@ export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial
   const avgdl = total / n;
   const k1norm = new Float64Array(n);
   for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
-  const weights = new Float64Array(postings);
   const k1p1 = k1 + 1;
   for (let t = 0; t < vocab; t++) {
     const nt = df[t];
     const idf = Math.log((n - nt + 0.5) / (nt + 0.5) + 1);
     for (let p = offsets[t], end = offsets[t + 1]; p < end; p++) {
-      const tf = postTf[p];
+      const tf = weights[p];
       weights[p] = roundTerm9(Math.abs((tf * k1p1) / (k1norm[postDoc[p]] + tf)) * idf);
     }
   }
