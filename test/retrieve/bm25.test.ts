@@ -208,3 +208,16 @@ describe.each(engines)('%s', (_name, build, smallEngine) => {
     });
   });
 });
+
+describe('compact build: a forward list longer than one 2^20-entry block', () => {
+  it('18,000 chunks of 60 distinct terms (1,080,000 postings) give the exact engine lists', () => {
+    // chunk i holds the terms t<(i + 7j) mod 3001> for j = 0..59: distinct within a chunk, df varies across terms.
+    const chunks = Array.from({ length: 18_000 }, (_, i) =>
+      chunk(`c${i}#0`, Array.from({ length: 60 }, (_, j) => `t${(i + 7 * j) % 3001}`).join(' ')),
+    );
+    const compact = buildKeywordIndex(chunks);
+    const exact = buildExactBm25Index(chunks);
+    for (const q of ['t0', 't17 t2999', 't3000 t1 t1', 't42 t43 t44 t45']) expect(compact.search(q, 50)).toEqual(exact.search(q, 50));
+    expect(compact.search('t0', 20_000)).toHaveLength(exact.search('t0', 20_000).length);
+  }, 60_000);
+});
