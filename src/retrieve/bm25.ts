@@ -248,15 +248,16 @@ const SCALE = 1e9;
  * `Number(x.toFixed(9))` for a finite x ≥ 0, the rounding wink's `consolidate()` applies to each term contribution,
  * without `toFixed`'s string round trip where that is provably the same:
  * `toFixed(9)` picks the integer n nearest to the exact x·10⁹ (ties up) and the string `n / 10⁹` converts back to the
- * double nearest n / 10⁹. When the computed y = fl(x·10⁹) is more than 0.01 away from a half-integer and below 2^43,
- * its error (≤ half an ulp ≤ 2^-10) cannot move it across one, so `Math.round(y)` is that n; and `n / 1e9` (two exact
- * doubles, one correctly rounded division) is that nearest double. Every other x goes through `toFixed` itself.
+ * double nearest n / 10⁹. The computed y = fl(x·10⁹) is off by at most half an ulp: ≤ 2^-18 below 2^35 (x < 34), ≤ 2^-10
+ * below 2^43. When y is farther than that from a half-integer (we ask for 3·10⁻⁵, resp. 0.01), `Math.round(y)` is that
+ * n, and `n / 1e9` (two exact doubles, one correctly rounded division) is that nearest double. Every other x (about
+ * 6 in 100,000 of the first kind) goes through `toFixed` itself.
  */
 export function roundTerm9(x: number): number {
   const y = x * SCALE;
   const n = Math.round(y);
-  const d = y - n;
-  if (d < 0.49 && d > -0.49 && y < 8.796093022208e12) return n / SCALE;
+  const d = y < 0 ? 1 : Math.abs(y - n);
+  if (y < 3.4e10 ? d < 0.49997 : d < 0.49 && y < 8.796093022208e12) return n / SCALE;
   return Number(x.toFixed(BM25_PRECISION));
 }
 
@@ -265,21 +266,25 @@ const BLOCK_BITS = 20;
 const BLOCK = 1 << BLOCK_BITS;
 const BLOCK_MASK = BLOCK - 1;
 
-/** An append-only list of int32 values in fixed 4 MB blocks: grows without doubling copies (build-time scratch). */
-class BlockList {
-  readonly blocks: Int32Array[] = [];
+/**
+ * An append-only list of small integers in fixed blocks of 2^20 entries (int32: 4 MB, uint8: 1 MB): grows without
+ * doubling copies (build-time scratch).
+ */
+class BlockList<A extends Int32Array | Uint8Array> {
+  readonly blocks: A[] = [];
   length = 0;
+  constructor(private readonly make: (n: number) => A) {}
   push(v: number): void {
     const off = this.length & BLOCK_MASK;
-    if (off === 0) this.blocks.push(new Int32Array(BLOCK));
+    if (off === 0) this.blocks.push(this.make(BLOCK));
     this.blocks[this.blocks.length - 1][off] = v;
     this.length++;
   }
   get(i: number): number {
     return this.blocks[i >>> BLOCK_BITS][i & BLOCK_MASK];
   }
-  inc(i: number): void {
-    this.blocks[i >>> BLOCK_BITS][i & BLOCK_MASK]++;
+  set(i: number, v: number): void {
+    this.blocks[i >>> BLOCK_BITS][i & BLOCK_MASK] = v;
   }
 }
 
@@ -291,8 +296,11 @@ function grow(a: Int32Array, need: number): Int32Array {
   return b;
 }
 
-/** Postings beyond this do not fit the int32 offsets (about 2.1 billion: some 30 million chunks of 70 distinct terms). */
+/** Postings beyond this do not fit the int32 offsets (about 2.1 billion: some 20 million chunks of 100 distinct terms). */
 const MAX_POSTINGS = 0x7fffffff;
+
+/** A term frequency of at least this is stored in a side map, the uint8 slot holding this value as a marker. */
+const TF_ESCAPE = 255;
 
 /**
  * Builds the BM25 serving index over `chunks` (their `text`, analysed by {@link keywordTokens}) with the formula and
@@ -301,14 +309,16 @@ const MAX_POSTINGS = 0x7fffffff;
  * test/retrieve/bm25-parity.test.ts, and against {@link buildExactBm25Index} by property tests). Any number of chunks,
  * 0 included. `params` default to {@link DEFAULT_BM25_PARAMS}.
  *
- * Layout: a `Map` term → term id; postings in CSR form (`Int32Array` offsets by term id, `Int32Array` chunk positions
- * in ascending order, `Float64Array` rounded term contributions: 12 bytes a posting); the chunk id strings held once
- * (the caller's strings, not copies; the chunk texts are not kept). Search scratch: a `Float64Array` accumulator,
- * a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
- * Build: one analysis pass writes a forward list (term id, tf) per chunk in 4 MB blocks (8 bytes a posting); a
- * counting pass scatters it into the postings (tf parked in the weight slot), the forward list is dropped and the
- * weights are computed in place: peak ≈ 20 bytes a posting plus the dictionary, whatever the GC does meanwhile.
- * wink is not involved (its object graph is never built): equality with it is the tests' business.
+ * Layout (5 bytes a posting): a `Map` term → term id; postings in CSR form by term id (`Int32Array` offsets,
+ * `Int32Array` chunk positions in ascending order, `Uint8Array` term frequencies, those ≥ 255 in a side map); per
+ * term its idf (`Float64Array`), per chunk k1·(1 − b + b·|d|/avgdl) (`Float64Array`); the chunk id strings held once
+ * (the caller's strings, not copies; the chunk texts are not kept). The rounded term contribution of wink's
+ * `consolidate()` is recomputed from these at query time, with the same operations, so it is the same double wink
+ * stores, at a third of the memory of storing it (12 bytes a posting). Search scratch: a `Float64Array`
+ * accumulator, a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
+ * Build: one analysis pass writes a forward list (term id, tf) per chunk in blocks (5 bytes a posting); a counting
+ * pass scatters it into the postings and drops it: peak ≈ 10 bytes a posting plus the dictionary. wink is not
+ * involved (its object graph is never built): equality with wink is the tests' business.
  *
  * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
  * as wink sums them), then keeps the best k of the touched chunks in a bounded heap ordered by the one rule (score
@@ -325,8 +335,9 @@ export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial
   const ids: string[] = new Array<string>(n);
   const dict = new Map<string, number>();
   // Pass 1: analyse each chunk once; forward list of (term id, tf) per chunk, df and length per chunk.
-  const fwdTerm = new BlockList();
-  const fwdTf = new BlockList();
+  const fwdTerm = new BlockList((m) => new Int32Array(m));
+  const fwdTf = new BlockList((m) => new Uint8Array(m));
+  const fwdBigTf = new Map<number, number>();
   const docStart = new Int32Array(n + 1);
   const lengths = new Int32Array(n);
   let df: Int32Array = new Int32Array(1024);
@@ -363,7 +374,13 @@ export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial
         fwdTf.push(1);
         df[t]++;
       } else {
-        fwdTf.inc(slot[t]);
+        const e = slot[t];
+        const tf = fwdTf.get(e);
+        if (tf < TF_ESCAPE - 1) fwdTf.set(e, tf + 1);
+        else if (tf === TF_ESCAPE - 1) {
+          fwdTf.set(e, TF_ESCAPE);
+          fwdBigTf.set(e, TF_ESCAPE);
+        } else fwdBigTf.set(e, (fwdBigTf.get(e) ?? 0) + 1);
       }
     }
   }
@@ -374,32 +391,27 @@ export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial
   const offsets = new Int32Array(vocab + 1);
   for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
   const cursor = offsets.slice(0, vocab);
-  // The tf of each posting goes into its weight slot, overwritten by the weight below (no separate tf array).
   const postDoc = new Int32Array(postings);
-  const weights = new Float64Array(postings);
+  const postTf = new Uint8Array(postings);
+  const bigTf = new Map<number, number>();
   for (let d = 0; d < n; d++) {
     for (let e = docStart[d], end = docStart[d + 1]; e < end; e++) {
       const p = cursor[fwdTerm.get(e)]++;
       postDoc[p] = d;
-      weights[p] = fwdTf.get(e);
+      const tf = fwdTf.get(e);
+      postTf[p] = tf;
+      if (tf === TF_ESCAPE) bigTf.set(p, fwdBigTf.get(e) as number);
     }
   }
   fwdTerm.blocks.length = 0;
   fwdTf.blocks.length = 0;
-  // Weights, exactly as wink's consolidate(): idf per term, normalisation per chunk, rounded contribution per posting.
+  // As wink's consolidate(): idf per term (k = 1), normalisation per chunk.
+  const idf = new Float64Array(vocab);
+  for (let t = 0; t < vocab; t++) idf[t] = Math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1);
   const avgdl = total / n;
   const k1norm = new Float64Array(n);
   for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
-  const k1p1 = k1 + 1;
-  for (let t = 0; t < vocab; t++) {
-    const nt = df[t];
-    const idf = Math.log((n - nt + 0.5) / (nt + 0.5) + 1);
-    for (let p = offsets[t], end = offsets[t + 1]; p < end; p++) {
-      const tf = weights[p];
-      weights[p] = roundTerm9(Math.abs((tf * k1p1) / (k1norm[postDoc[p]] + tf)) * idf);
-    }
-  }
-  return new CompactBm25(ids, dict, offsets, postDoc, weights, {
+  return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, k1 + 1, {
     k1,
     b,
     idf: BM25_IDF,
@@ -422,7 +434,11 @@ class CompactBm25 implements KeywordIndex {
     private readonly dict: ReadonlyMap<string, number>,
     private readonly offsets: Int32Array,
     private readonly postDoc: Int32Array,
-    private readonly weights: Float64Array,
+    private readonly postTf: Uint8Array,
+    private readonly bigTf: ReadonlyMap<number, number>,
+    private readonly idf: Float64Array,
+    private readonly k1norm: Float64Array,
+    private readonly k1p1: number,
     readonly params: Bm25Params & Record<string, unknown>,
   ) {
     this.size = ids.length;
@@ -434,19 +450,24 @@ class CompactBm25 implements KeywordIndex {
   search(query: string, k: number): Hit[] {
     checkK(k);
     if (k === 0) return [];
-    const { acc, seen, touched, offsets, postDoc, weights } = this;
+    const { acc, seen, touched, offsets, postDoc, postTf, k1norm, k1p1 } = this;
     let m = 0;
     for (const term of keywordTokens(query)) {
       const t = this.dict.get(term);
       if (t === undefined) continue;
+      const idf = this.idf[t];
       for (let p = offsets[t], end = offsets[t + 1]; p < end; p++) {
         const d = postDoc[p];
+        let tf = postTf[p];
+        if (tf === TF_ESCAPE) tf = this.bigTf.get(p) as number;
+        // wink's consolidate(): Math.sign(freq) * (Math.abs(freq (k1 + 1) / (k1 norm + freq)) * idf).toFixed(9)
+        const w = roundTerm9(Math.abs((tf * k1p1) / (k1norm[d] + tf)) * idf);
         if (seen[d] === 0) {
           seen[d] = 1;
           touched[m++] = d;
-          acc[d] = weights[p] + 0; // wink: freq[t] + (results[id] || 0)
+          acc[d] = w + 0; // wink's search(): freq[t] + (results[id] || 0)
         } else {
-          acc[d] = weights[p] + acc[d];
+          acc[d] = w + acc[d];
         }
       }
     }

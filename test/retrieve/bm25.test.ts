@@ -221,3 +221,15 @@ describe('compact build: a forward list longer than one 2^20-entry block', () =>
     expect(compact.search('t0', 20_000)).toHaveLength(exact.search('t0', 20_000).length);
   }, 60_000);
 });
+
+describe('compact index: term frequencies of 255 and more (kept beside the uint8 postings)', () => {
+  it('chunks repeating a term 253 to 257 and 1000 times score as in the exact engine', () => {
+    const reps = [253, 254, 255, 256, 257, 1000];
+    const chunks = [...reps.map((r) => chunk(`r${r}#0`, `${'seal '.repeat(r)}pump`)), chunk('other#0', 'valve pump')];
+    const compact = buildKeywordIndex(chunks);
+    const exact = buildExactBm25Index(chunks);
+    for (const q of ['seal', 'seal pump', 'pump']) expect(compact.search(q, 10)).toEqual(exact.search(q, 10));
+    // the scores differ by tf, so the 6 seal chunks are 6 distinct scores (no tie hides a wrong tf)
+    expect(new Set(compact.search('seal', 10).map((h) => h.score)).size).toBe(6);
+  });
+});
