@@ -19,7 +19,7 @@ const corpus = fc
   .uniqueArray(fc.array(fc.constantFrom(...ID_CHARS), { minLength: 1, maxLength: 3 }).map((cs) => cs.join('')), { maxLength: 12 })
   .chain((idList) => fc.tuple(fc.constant(idList), fc.array(text, { minLength: idList.length, maxLength: idList.length })))
   .map(([idList, texts]): Chunk[] => idList.map((id, i) => ({ id, docId: id, ordinal: 0, text: texts[i], start: 0, end: texts[i].length, tokens: 0 })));
-const params = fc.record({ k1: fc.constantFrom(0, 0.5, 1.2, 2), b: fc.constantFrom(0, 0.3, 0.75, 1) });
+const params = fc.record({ k1: fc.constantFrom(0, 0.5, 1.2, 2, 40), b: fc.constantFrom(0, 0.3, 0.75, 1) });
 
 /** The oracle: the header's formula term by term, wink's toFixed rounding, all chunks scored, sorted, cut. */
 function oracle(chunks: Chunk[], p: { k1: number; b: number }, query: string, k: number): Hit[] {
@@ -87,9 +87,18 @@ describe('roundTerm9 equals wink rounding, Number(x.toFixed(9))', () => {
     );
   });
 
+  it('on random doubles in [0, 10^4] (large k1: past the 34 and 8796 switch points of the fast path)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e4, noNaN: true }), (x) => {
+        expect(roundTerm9(x)).toBe(Number(x.toFixed(9)));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   it('on values within a few ulps of a half-way point n + 0.5 nano-units (where toFixed itself decides)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 40e9 }), fc.integer({ min: -4, max: 4 }), (n, ulps) => {
+      fc.property(fc.oneof(fc.integer({ min: 0, max: 40e9 }), fc.integer({ min: 33e9, max: 35e9 }), fc.integer({ min: 0, max: 2 ** 53 - 1 })), fc.integer({ min: -4, max: 4 }), (n, ulps) => {
         let x = (n + 0.5) / 1e9;
         for (let i = 0; i < Math.abs(ulps); i++) x = ulps > 0 ? nextUp(x) : nextDown(x);
         expect(roundTerm9(x)).toBe(Number(x.toFixed(9)));
