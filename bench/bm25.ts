@@ -24,7 +24,7 @@
  *
  * Each (corpus, engine) runs in its own child process (`node --expose-gc`), so memory figures belong to one engine:
  * `index_mb` = (V8 heap used + ArrayBuffers) after the build and a full GC minus the same before the build (the corpus
- * itself excluded), `rss_mb` = resident set after the build, `peak_rss_mb` = the process's maximum resident set
+ * itself excluded), `rss_before_mb` / `rss_mb` = resident set before / after the build, `peak_rss_mb` = the process's maximum resident set
  * (corpus included). Output: one JSON line per result on stdout, a table on stderr.
  */
 import { spawn } from 'node:child_process';
@@ -57,6 +57,8 @@ export interface Bm25BenchResult {
   build_seconds: number;
   /** Heap used + ArrayBuffers after build and GC, minus before build (the index, without the corpus). */
   index_mb: number;
+  /** Resident set before the build (the process with the corpus and queries loaded), after a full GC. */
+  rss_before_mb: number;
   rss_mb: number;
   peak_rss_mb: number;
   /** Median queries per second over the timed passes. */
@@ -132,6 +134,7 @@ export function measureBm25(
   const repeat = opts.repeat ?? 3;
   gc();
   const before = heapBytes();
+  const rssBefore = process.memoryUsage().rss / MB;
   const t0 = performance.now();
   const search = buildEngine(engine, chunks, depth);
   const buildSeconds = (performance.now() - t0) / 1000;
@@ -155,6 +158,7 @@ export function measureBm25(
     depth,
     build_seconds: round(buildSeconds, 3),
     index_mb: round(indexMb, 1),
+    rss_before_mb: round(rssBefore, 1),
     rss_mb: round(rssMb, 1),
     peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
     queries_per_second: round(rates[Math.floor(rates.length / 2)], 1),
@@ -287,13 +291,13 @@ async function main(): Promise<void> {
 }
 
 function table(rs: Bm25BenchResult[]): string {
-  const lines = ['corpus        engine      chunks    build_s  index_MB  rss_MB  peak_MB     q/s  vs adapter'];
+  const lines = ['corpus        engine      chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs adapter'];
   for (const r of rs) {
     const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'adapter');
     const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(1)}x` : '';
     lines.push(
       [r.corpus.padEnd(13), r.engine.padEnd(10), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
-        r.index_mb.toFixed(0).padStart(9), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
+        r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
         r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(11)].join(' '),
     );
   }
