@@ -19,6 +19,7 @@ export function keywordRetriever(params: Partial<Bm25Params> = {}): RetrieverFac
     const index = buildKeywordIndex(ctx.chunks, params);
     return {
       search: (q, depth) => index.search(q.text, depth),
+      searchBatch: async (qs, depth) => index.searchBatch(qs.map((q) => q.text), depth),
       describe: () => ({ ...index.params }),
     };
   };

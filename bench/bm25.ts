@@ -1,0 +1,312 @@
+/**
+ * `npm run bench:bm25 -- [options]`: BM25 engines side by side, in the same run, on the same corpus and queries.
+ *
+ * Engines:
+ *   ours        buildKeywordIndex (the compact typed-array index the sweep serves from)
+ *   adapter     buildWinkKeywordIndex (the previous implementation: wink + sort every match + rankByRule)
+ *   wink        wink-bm25-text-search's own search(q, depth) (same analyser, no re-ranking: wink's raw speed)
+ *   minisearch  minisearch 7.2.0 with its default BM25 settings and tokenizer (a peer for speed only, not for equality)
+ *
+ * Corpora:
+ *   scifact     SciFact whole documents (title + "\n\n" + text, as loadBeir builds them), its 300 test queries
+ *   syn<N>      N synthetic chunks of 60–250 words (uniform, seeded) made of SciFact and TREC-DL sentences drawn with a
+ *               seeded PRNG; queries: SciFact's 300 test queries + TREC-DL's judged ones
+ *
+ * Options:
+ *   --datasets DIR      folder holding scifact/ and trec-dl-2019-5k/ (default ../shared/datasets)
+ *   --corpora LIST      e.g. `scifact,200000,1000000` (numbers = synthetic sizes; default `scifact`)
+ *   --engines LIST      default `ours,adapter,wink,minisearch`; synthetic sizes above 300k run only ours and
+ *                       minisearch unless --engines names the others explicitly
+ *   --depth N           search depth (default 100: the sweep asks for max(top-k, hybrid.depth))
+ *   --repeat N          timed passes over the queries after one untimed warm-up pass; median reported (default 3)
+ *   --queries N         only the first N queries (default all; for slow peers on large corpora)
+ *   --out FILE          also write the results as JSON
+ *
+ * Each (corpus, engine) runs in its own child process (`node --expose-gc`), so memory figures belong to one engine:
+ * `index_mb` = (V8 heap used + ArrayBuffers) after the build and a full GC minus the same before the build (the corpus
+ * itself excluded), `rss_before_mb` / `rss_mb` = resident set before / after the build, `peak_rss_mb` = the process's maximum resident set
+ * (corpus included). Output: one JSON line per result on stdout, a table on stderr.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import MiniSearch from 'minisearch';
+import { loadBeir } from '../src/load/beir.js';
+import { buildKeywordIndex, buildWinkKeywordIndex } from '../src/retrieve/bm25.js';
+import { keywordTokens } from '../src/retrieve/tokenize.js';
+import type { Chunk } from '../src/types.js';
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..');
+
+/** The engines this bench knows. */
+export const BM25_BENCH_ENGINES = ['ours', 'adapter', 'wink', 'minisearch'] as const;
+export type Bm25BenchEngine = (typeof BM25_BENCH_ENGINES)[number];
+
+/** One measurement. Times in seconds, memory in MB (2^20 bytes). */
+export interface Bm25BenchResult {
+  corpus: string;
+  engine: Bm25BenchEngine;
+  chunks: number;
+  queries: number;
+  depth: number;
+  build_seconds: number;
+  /** Heap used + ArrayBuffers after build and GC, minus before build (the index, without the corpus). */
+  index_mb: number;
+  /** Resident set before the build (the process with the corpus and queries loaded), after a full GC. */
+  rss_before_mb: number;
+  rss_mb: number;
+  peak_rss_mb: number;
+  /** Median queries per second over the timed passes. */
+  queries_per_second: number;
+  /** Total hits returned by one pass (a cheap check that engines did comparable work). */
+  hits: number;
+}
+
+/** A searchable thing as the bench sees it: build once, then `search(query) -> number of hits`. */
+type Searcher = (query: string) => number;
+
+/** Builds `engine` over `chunks`; returns its search function. */
+function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number): Searcher {
+  switch (engine) {
+    case 'ours': {
+      const index = buildKeywordIndex(chunks);
+      return (q) => index.search(q, depth).length;
+    }
+    case 'adapter': {
+      const index = buildWinkKeywordIndex(chunks);
+      return (q) => index.search(q, depth).length;
+    }
+    case 'wink': {
+      const wink = (require('wink-bm25-text-search') as () => WinkRaw)();
+      wink.defineConfig({ fldWeights: { body: 1 }, bm25Params: { k1: 1.2, b: 0.75, k: 1 } });
+      wink.definePrepTasks([keywordTokens]);
+      chunks.forEach((c, i) => wink.addDoc({ body: c.text }, String(i)));
+      wink.consolidate(9);
+      return (q) => wink.search(q, depth).length;
+    }
+    case 'minisearch': {
+      const ms = new MiniSearch<{ id: number; text: string }>({ fields: ['text'], storeFields: [] });
+      for (let i = 0; i < chunks.length; i++) ms.add({ id: i, text: chunks[i].text });
+      return (q) => ms.search(q).slice(0, depth).length;
+    }
+  }
+}
+
+interface WinkRaw {
+  defineConfig(cfg: unknown): boolean;
+  definePrepTasks(tasks: ((s: string) => string[])[]): number;
+  addDoc(doc: Record<string, string>, id: string): number;
+  consolidate(precision: number): boolean;
+  search(text: string, limit: number): [string, number][];
+}
+
+const MB = 1024 * 1024;
+function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) {
+    g();
+    g();
+  }
+}
+function heapBytes(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/**
+ * Measures one engine on one corpus in this process: build time, memory after build, queries/s (median of `repeat`
+ * timed passes after one warm-up pass). Call with `node --expose-gc` for meaningful memory figures (without it the
+ * GC is not forced and `index_mb` includes garbage). For a scale bench: build the chunks, then call this.
+ */
+export function measureBm25(
+  corpus: string,
+  engine: Bm25BenchEngine,
+  chunks: readonly Chunk[],
+  queries: readonly string[],
+  opts: { depth?: number; repeat?: number } = {},
+): Bm25BenchResult {
+  const depth = opts.depth ?? 100;
+  const repeat = opts.repeat ?? 3;
+  gc();
+  const before = heapBytes();
+  const rssBefore = process.memoryUsage().rss / MB;
+  const t0 = performance.now();
+  const search = buildEngine(engine, chunks, depth);
+  const buildSeconds = (performance.now() - t0) / 1000;
+  gc();
+  const indexMb = (heapBytes() - before) / MB;
+  const rssMb = process.memoryUsage().rss / MB;
+  let hits = 0;
+  for (const q of queries) hits += search(q); // warm-up
+  const rates: number[] = [];
+  for (let r = 0; r < repeat; r++) {
+    const t = performance.now();
+    for (const q of queries) search(q);
+    rates.push(queries.length / ((performance.now() - t) / 1000));
+  }
+  rates.sort((a, b) => a - b);
+  return {
+    corpus,
+    engine,
+    chunks: chunks.length,
+    queries: queries.length,
+    depth,
+    build_seconds: round(buildSeconds, 3),
+    index_mb: round(indexMb, 1),
+    rss_before_mb: round(rssBefore, 1),
+    rss_mb: round(rssMb, 1),
+    peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
+    queries_per_second: round(rates[Math.floor(rates.length / 2)], 1),
+    hits,
+  };
+}
+
+const round = (x: number, d: number): number => Number(x.toFixed(d));
+
+/** Whole-document chunks `<docId>#0` of a BEIR dataset and its judged test queries. */
+async function beirCorpus(root: string): Promise<{ chunks: Chunk[]; queries: string[] }> {
+  const { docs, questions } = await loadBeir(root, 'test');
+  const chunks = docs.map((d) => ({ id: `${d.id}#0`, docId: d.id, ordinal: 0, text: d.text, start: 0, end: d.text.length, tokens: 0 }));
+  return { chunks, queries: questions.map((q) => q.text) };
+}
+
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * `n` synthetic chunks `syn<i>#0`, each 60–250 words (uniform target, whole sentences, the last one may overshoot),
+ * sentences drawn uniformly with a seeded PRNG (seed 12) from the given texts. Deterministic for given inputs.
+ */
+export function syntheticChunks(texts: readonly string[], n: number, seed = 12): Chunk[] {
+  const sentences: { text: string; words: number }[] = [];
+  for (const t of texts) {
+    for (const s of t.split(/(?<=[.!?])\s+/u)) {
+      const words = s.split(/\s+/u).filter(Boolean).length;
+      if (words >= 3) sentences.push({ text: s, words });
+    }
+  }
+  const rand = prng(seed);
+  const chunks: Chunk[] = new Array<Chunk>(n);
+  for (let i = 0; i < n; i++) {
+    const target = 60 + Math.floor(rand() * 191);
+    const parts: string[] = [];
+    let words = 0;
+    while (words < target) {
+      const s = sentences[Math.floor(rand() * sentences.length)];
+      parts.push(s.text);
+      words += s.words;
+    }
+    const text = parts.join(' ');
+    chunks[i] = { id: `syn${i}#0`, docId: `syn${i}`, ordinal: 0, text, start: 0, end: text.length, tokens: 0 };
+  }
+  return chunks;
+}
+
+interface ChildParams {
+  datasets: string;
+  corpus: string;
+  engine: Bm25BenchEngine;
+  depth: number;
+  repeat: number;
+  queries?: number;
+}
+
+/** The child: load the corpus, measure one engine, print one JSON line. */
+async function child(p: ChildParams): Promise<void> {
+  const sci = await beirCorpus(path.join(p.datasets, 'scifact'));
+  let chunks = sci.chunks;
+  let queries = sci.queries;
+  if (p.corpus !== 'scifact') {
+    const trec = await beirCorpus(path.join(p.datasets, 'trec-dl-2019-5k'));
+    chunks = syntheticChunks([...sci.chunks, ...trec.chunks].map((c) => c.text), Number(p.corpus.slice(3)));
+    queries = [...sci.queries, ...trec.queries];
+  }
+  if (p.queries !== undefined) queries = queries.slice(0, p.queries);
+  const result = measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** Runs one (corpus, engine) in a child process and returns its result. */
+function runChild(p: ChildParams): Promise<Bm25BenchResult> {
+  return new Promise((resolve, reject) => {
+    const args = [...process.execArgv, '--expose-gc', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', JSON.stringify(p)];
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: repoRoot });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`bench:bm25 child ${p.corpus}/${p.engine} exited with code ${String(code)}`));
+      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as Bm25BenchResult);
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const program = new Command()
+    .name('bench:bm25')
+    .option('--datasets <dir>', 'folder with scifact/ and trec-dl-2019-5k/', path.resolve(repoRoot, '../shared/datasets'))
+    .option('--corpora <list>', 'scifact and/or synthetic sizes, comma-separated', 'scifact')
+    .option('--engines <list>', `comma-separated, of ${BM25_BENCH_ENGINES.join(', ')}`)
+    .option('--depth <n>', 'search depth', '100')
+    .option('--repeat <n>', 'timed passes (median reported)', '3')
+    .option('--queries <n>', 'only the first n queries')
+    .option('--out <file>', 'write the results as JSON')
+    .option('--child <json>', 'internal: run one measurement');
+  program.parse();
+  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string }>();
+  if (o.child) return child(JSON.parse(o.child) as ChildParams);
+  const depth = Number(o.depth);
+  const repeat = Number(o.repeat);
+  const queries = o.queries === undefined ? undefined : Number(o.queries);
+  const engines = o.engines?.split(',') as Bm25BenchEngine[] | undefined;
+  for (const e of engines ?? []) if (!BM25_BENCH_ENGINES.includes(e)) throw new Error(`unknown engine ${e}; known: ${BM25_BENCH_ENGINES.join(', ')}`);
+  const results: Bm25BenchResult[] = [];
+  for (const c of o.corpora.split(',')) {
+    const corpus = c === 'scifact' ? 'scifact' : `syn${Number(c)}`;
+    if (corpus !== 'scifact' && !(Number(c) > 0)) throw new Error(`--corpora: ${c} is neither scifact nor a chunk count`);
+    const list = engines ?? (corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'minisearch'] : [...BM25_BENCH_ENGINES]);
+    for (const engine of list as Bm25BenchEngine[]) {
+      process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
+      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries });
+      results.push(r);
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+    }
+  }
+  if (o.out) writeFileSync(o.out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stderr.write(table(results));
+}
+
+function table(rs: Bm25BenchResult[]): string {
+  const lines = ['corpus        engine      chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs adapter'];
+  for (const r of rs) {
+    const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'adapter');
+    const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(1)}x` : '';
+    lines.push(
+      [r.corpus.padEnd(13), r.engine.padEnd(10), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
+        r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
+        r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(11)].join(' '),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+    process.exit(2);
+  });
+}
