@@ -22,8 +22,9 @@ import { dotsModule, wasmApi, type WasmMemory } from './kernels/dots.js';
 /** Options of {@link createVectorMatrix}. */
 export interface VectorMatrixOptions {
   /**
-   * Largest shard in bytes (rows plus scratch), ≥ 65,536; default 2^30 (1 GiB), at most 2^31. Small values force many
-   * shards (tests do this to exercise shard borders).
+   * Largest shard in bytes (rows plus scratch), in [256, 2^31]; default 2^30 (1 GiB). A shard always holds at least
+   * one row, and takes at least one 64 KiB WebAssembly page. Small values force many shards (tests do this to
+   * exercise shard borders).
    */
   maxShardBytes?: number;
   /** Worker threads that may search the matrix at once (each needs a scratch slot), ≥ 0. Default: CPUs available. */
@@ -49,6 +50,7 @@ export interface MatrixShard {
 const DEFAULT_SHARD_BYTES = 2 ** 30;
 const MAX_SHARD_BYTES = 2 ** 31;
 const PAGE = 65536;
+const MIN_SHARD_BYTES = 256;
 
 const round16 = (x: number): number => Math.ceil(x / 16) * 16;
 
@@ -148,8 +150,8 @@ export function createVectorMatrix(n: number, d: number, options: VectorMatrixOp
   if (!Number.isInteger(n) || n < 0 || !Number.isInteger(d) || d < 0 || (n > 0 && d === 0)) {
     throw bad(`n (${n}) must be a whole number >= 0 and d (${d}) >= 1`);
   }
-  if (!Number.isInteger(maxShardBytes) || maxShardBytes < PAGE || maxShardBytes > MAX_SHARD_BYTES) {
-    throw bad(`maxShardBytes (${maxShardBytes}) must be a whole number in [${PAGE}, ${MAX_SHARD_BYTES}]`);
+  if (!Number.isInteger(maxShardBytes) || maxShardBytes < MIN_SHARD_BYTES || maxShardBytes > MAX_SHARD_BYTES) {
+    throw bad(`maxShardBytes (${maxShardBytes}) must be a whole number in [${MIN_SHARD_BYTES}, ${MAX_SHARD_BYTES}]`);
   }
   if (!Number.isInteger(maxWorkers) || maxWorkers < 0) throw bad(`maxWorkers (${maxWorkers}) must be >= 0`);
   const dp = Math.max(16, round16(d));
