@@ -433,6 +433,7 @@ class ExactIndex implements VectorIndex {
         for (const w of workers) {
           w.removeAllListeners('message');
           w.removeAllListeners('error');
+          w.removeAllListeners('exit');
           w.unref();
         }
       };
@@ -476,6 +477,7 @@ class ExactIndex implements VectorIndex {
       for (const w of workers) {
         w.ref();
         w.on('error', fail);
+        w.on('exit', (code: number) => fail(new Error(`worker thread exited (code ${code}) during a search`)));
         give(w);
       }
     });
