@@ -389,7 +389,14 @@ class ExactIndex implements VectorIndex {
       this.dots[s]();
       const f = sh.floats;
       const out = q + dp;
-      for (let i = 0; i < sh.rows; i++) top.push(sh.firstRow + i, f[out + i]);
+      const worst = top.scores;
+      const first = sh.firstRow;
+      for (let i = 0; i < sh.rows; i++) {
+        const score = f[out + i];
+        // exact shortcut of push's own test: a score below the worst kept one cannot enter a full heap
+        if (top.size === top.cap && score < worst[0]) continue;
+        top.push(first + i, score);
+      }
     });
     return this.hits(top.rows, top.scores, 0, top.size);
   }
