@@ -142,20 +142,29 @@ async function one(n: number): Promise<Result> {
     const from = Math.floor((r * Q) / rounds), to = Math.floor(((r + 1) * Q) / rounds);
     const qs = queries.slice(from, to);
     log(`n = ${n}: round ${r + 1}/${rounds}`);
-    t = performance.now();
-    batch.push(...(await index.searchBatch(qs, K, { threads: T })));
-    time.batch += performance.now() - t;
-    count.batch += qs.length;
     const sq = qs.slice(0, Math.floor(((r + 1) * singleQ) / rounds) - Math.floor((r * singleQ) / rounds));
-    t = performance.now();
-    single.push(...sq.map((q) => index.search(q, K)));
-    time.single += performance.now() - t;
-    count.single += sq.length;
     const oq = qs.slice(0, Math.floor(((r + 1) * oldQ) / rounds) - Math.floor((r * oldQ) / rounds));
-    t = performance.now();
-    oldHits.push(...oq.map((q) => old.search(q, K)));
-    time.old += performance.now() - t;
-    count.old += oq.length;
+    const steps: Record<'batch' | 'single' | 'old', () => Promise<void>> = {
+      batch: async () => {
+        batch.push(...(await index.searchBatch(qs, K, { threads: T })));
+        count.batch += qs.length;
+      },
+      single: async () => {
+        single.push(...sq.map((q) => index.search(q, K)));
+        count.single += sq.length;
+      },
+      old: async () => {
+        oldHits.push(...oq.map((q) => old.search(q, K)));
+        count.old += oq.length;
+      },
+    };
+    // The order rotates from round to round: whatever runs first or last in a round does not always do so.
+    const order = (['batch', 'single', 'old'] as const).map((_, j, all) => all[(j + r) % 3]);
+    for (const m of order) {
+      const t1 = performance.now();
+      await steps[m]();
+      time[m] += performance.now() - t1;
+    }
   }
   await index.close();
   // hits of the queries each method ran, in query order
