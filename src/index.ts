@@ -38,13 +38,12 @@ export { createProvider, type ProviderContext } from './embed/registry.js';
 export type { EmbeddingProvider, EmbedRole } from './embed/provider.js';
 export { resolveEmbeddingSpec, embeddingSpecSchema, type EmbeddingSpec } from './embed/spec.js';
 export { EmbeddingCache, embeddingSpecKey, type ThroughputRecord } from './embed/cache.js';
-export { embedTexts, type EmbedStats } from './embed/embed-texts.js';
+export { embedTexts, embedTextsToMatrix, embedTextsToMatrices, type EmbedStats } from './embed/embed-texts.js';
 
 // retrieve
 export { compareByRule, rankByRule, TIE_RULE } from './retrieve/rank.js';
 export { buildKeywordIndex, type KeywordIndex, type Bm25Params } from './retrieve/bm25.js';
 export { keywordTokens } from './retrieve/tokenize.js';
-export { buildVectorIndex, type VectorIndex } from './retrieve/semantic.js';
 export {
   reciprocalRankFusion,
   weightedRrf,
@@ -71,6 +70,7 @@ export { rerankEntrySchema, resolveRerankSpec, resolveRerankList } from './reran
 export { rerankLists, measureRerankLatency, type RerankQuestion, type RerankListsOptions } from './rerank/apply.js';
 export { RerankCache, MemoryPairScores, type PairScoreStore } from './rerank/cache.js';
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
+export { buildVectorIndex, buildVectorIndexFromMatrix, createVectorMatrix, VectorMatrix, type VectorIndex, type SearchBatchOptions } from './retrieve/semantic.js';
 
 // score
 export {

@@ -192,7 +192,29 @@ export class EmbeddingCache {
    */
   get(keys: readonly string[]): (Float32Array | undefined)[] {
     const out: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(keys.length).fill(undefined);
-    if (keys.length === 0) return out;
+    const copies = new Map<string, Float32Array>();
+    this.visit(keys, (i, vec) => {
+      let copy = copies.get(keys[i]);
+      if (copy === undefined) {
+        copy = vec.slice();
+        copies.set(keys[i], copy);
+      }
+      out[i] = copy;
+    });
+    return out;
+  }
+
+  /**
+   * Looks up `keys` and calls `onFound(i, vec)` for every position i whose key is stored, without allocating a
+   * vector per key: `vec` views the row's bytes as read from SQLite (or a reused scratch copy when they are not
+   * 4-byte aligned), valid only during the call, so copy what you keep (e.g. into a `VectorMatrix` row). Returns how
+   * many positions were found. Same marking, counters and errors as {@link EmbeddingCache.get}; an error thrown by
+   * `onFound` rolls the marking back and is rethrown unchanged.
+   */
+  visit(keys: readonly string[], onFound: (i: number, vec: Float32Array) => void): number {
+    if (keys.length === 0) return 0;
+    let found = 0;
+    let callerError: { e: unknown } | undefined;
     try {
       this.db
         .transaction(() => {
@@ -204,6 +226,7 @@ export class EmbeddingCache {
             else index.set(k, [i]);
           });
           const distinct = [...index.keys()];
+          let scratch = new Float32Array(0);
           for (let s = 0; s < distinct.length; s += IN_CHUNK) {
             const part = distinct.slice(s, s + IN_CHUNK);
             const marks = part.map(() => '?').join(',');
@@ -211,31 +234,44 @@ export class EmbeddingCache {
               key: string;
               vec: Uint8Array;
             }[];
-            const found: string[] = [];
+            const hitKeys: string[] = [];
             for (const r of rows) {
-              if (r.vec.byteLength % 4 !== 0) continue; // not a float32 array: treat as a miss, a put overwrites it
-              const copy = new Uint8Array(r.vec.byteLength);
-              copy.set(r.vec);
-              const vec = new Float32Array(copy.buffer);
-              for (const i of index.get(r.key) ?? []) out[i] = vec;
-              found.push(r.key);
+              const bytes = r.vec;
+              if (bytes.byteLength % 4 !== 0) continue; // not a float32 array: treat as a miss, a put overwrites it
+              let vec: Float32Array;
+              if (bytes.byteOffset % 4 === 0) {
+                vec = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+              } else {
+                if (scratch.length !== bytes.byteLength / 4) scratch = new Float32Array(bytes.byteLength / 4);
+                new Uint8Array(scratch.buffer).set(bytes);
+                vec = scratch;
+              }
+              for (const i of index.get(r.key) ?? []) {
+                try {
+                  onFound(i, vec);
+                } catch (e) {
+                  callerError = { e };
+                  throw e;
+                }
+                found++;
+              }
+              hitKeys.push(r.key);
             }
-            if (found.length > 0) {
+            if (hitKeys.length > 0) {
               this.db
-                .prepare(`UPDATE embeddings SET last_used = ? WHERE key IN (${found.map(() => '?').join(',')})`)
-                .run(now, ...found);
+                .prepare(`UPDATE embeddings SET last_used = ? WHERE key IN (${hitKeys.map(() => '?').join(',')})`)
+                .run(now, ...hitKeys);
             }
           }
         })
         .immediate();
     } catch (e) {
+      if (callerError !== undefined) throw callerError.e; // onFound's own error (the transaction was rolled back)
       throw cacheError(this.file, 'read failed', e);
     }
-    for (const v of out) {
-      if (v === undefined) this.misses++;
-      else this.hits++;
-    }
-    return out;
+    this.hits += found;
+    this.misses += keys.length - found;
+    return found;
   }
 
   /**

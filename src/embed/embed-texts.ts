@@ -5,6 +5,7 @@ import { HarnessError } from '../errors.js';
 import { embeddingCacheKey, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
+import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions } from '../retrieve/vector-matrix.js';
 
 /** What one {@link embedTexts} call did. */
 export interface EmbedStats {
@@ -43,6 +44,7 @@ export interface EmbedTextsOptions {
  *
  * Does not change `texts`. Throws `HarnessError('EMBEDDING_FAILED')` when the provider returns the wrong number of
  * vectors or a vector whose length is not `provider.dimensions` (and whatever `embedBatch` or the cache throws).
+ * For chunk vectors that go into a search index, prefer {@link embedTextsToMatrices}: it holds them once.
  */
 export async function embedTexts(
   provider: EmbeddingProvider,
@@ -50,40 +52,133 @@ export async function embedTexts(
   role: EmbedRole,
   opts: EmbedTextsOptions = {},
 ): Promise<{ vectors: Float32Array[]; stats: EmbedStats }> {
-  const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
-  if (!Number.isInteger(batchSize) || batchSize < 1) {
-    throw new HarnessError('CONFIG_INVALID', `batchSize (${String(batchSize)}) must be a whole number ≥ 1`, {
+  const { distinct, where } = dedupe([texts]);
+  const found: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(distinct.length).fill(undefined);
+  const stats = await embedDistinct(provider, distinct, role, opts, (s, v, transient) => {
+    found[s] = transient ? v.slice() : v;
+  });
+  return { vectors: Array.from(where[0], (s) => found[s] as Float32Array), stats: { requested: texts.length, ...stats } };
+}
+
+/** Options of {@link embedTextsToMatrices}: those of {@link embedTexts} plus the matrices' shard options. */
+export interface EmbedToMatrixOptions extends EmbedTextsOptions {
+  matrix?: VectorMatrixOptions;
+}
+
+/**
+ * Embeds several lists of texts (e.g. the chunks of each chunking of a sweep) for `role` straight into one
+ * {@link VectorMatrix} per list: row i of `matrices[g]` is `groups[g][i]`, L2-normalised (duplicates included: each
+ * has its own row, a copy of the first occurrence's). Each distinct text over all lists is looked up and embedded
+ * once, exactly as {@link embedTexts} does (same cache keys, batches, order, stats with `requested` = all texts of
+ * all lists), but no `Float32Array` is kept per text: cache rows and model outputs are written into the matrices as
+ * they arrive, so the vectors are held once (the matrix the index searches; pass it to `buildVectorIndexFromMatrix`).
+ * Memory: about 4 · dp per text (dp = d rounded up to 16) plus one batch of model output.
+ *
+ * Throws as {@link embedTexts} does, and `HarnessError('EMBEDDING_FAILED')` naming the text when a vector (from the
+ * model or the cache) holds NaN/Infinity.
+ */
+export async function embedTextsToMatrices(
+  provider: EmbeddingProvider,
+  groups: readonly (readonly string[])[],
+  role: EmbedRole,
+  opts: EmbedToMatrixOptions = {},
+): Promise<{ matrices: VectorMatrix[]; stats: EmbedStats }> {
+  checkBatchSize(opts.batchSize);
+  const { distinct, where } = dedupe(groups);
+  const matrices = groups.map((g) => createVectorMatrix(g.length, provider.dimensions, opts.matrix));
+  // the first (group, row) of each distinct text: where its vector is written; the other occurrences copy it
+  const firstGroup = new Int32Array(distinct.length).fill(-1);
+  const firstRow = new Int32Array(distinct.length);
+  where.forEach((w, g) =>
+    w.forEach((s, i) => {
+      if (firstGroup[s] === -1) {
+        firstGroup[s] = g;
+        firstRow[s] = i;
+      }
+    }),
+  );
+  const stats = await embedDistinct(provider, distinct, role, opts, (s, v) => {
+    matrices[firstGroup[s]].setRow(firstRow[s], v, `embedding of ${JSON.stringify(preview(distinct[s]))}`);
+  });
+  where.forEach((w, g) =>
+    w.forEach((s, i) => {
+      if (firstGroup[s] !== g || firstRow[s] !== i) matrices[g].row(i).set(matrices[firstGroup[s]].row(firstRow[s]));
+    }),
+  );
+  return { matrices, stats: { requested: where.reduce((a, w) => a + w.length, 0), ...stats } };
+}
+
+/** {@link embedTextsToMatrices} for one list: `{ matrix, stats }`, row i of `matrix` is `texts[i]`. */
+export async function embedTextsToMatrix(
+  provider: EmbeddingProvider,
+  texts: readonly string[],
+  role: EmbedRole,
+  opts: EmbedToMatrixOptions = {},
+): Promise<{ matrix: VectorMatrix; stats: EmbedStats }> {
+  const { matrices, stats } = await embedTextsToMatrices(provider, [texts], role, opts);
+  return { matrix: matrices[0], stats };
+}
+
+const preview = (t: string): string => (t.length <= 60 ? t : `${t.slice(0, 60)}…`);
+
+function checkBatchSize(batchSize: number | undefined): number {
+  const b = batchSize ?? DEFAULT_BATCH_SIZE;
+  if (!Number.isInteger(b) || b < 1) {
+    throw new HarnessError('CONFIG_INVALID', `batchSize (${String(b)}) must be a whole number ≥ 1`, {
       location: { path: 'embeddings.batchSize' },
       remedy: 'use a batch size such as 16 or 32',
     });
   }
-  // 1. distinct texts in first-seen order
+  return b;
+}
+
+/** Distinct texts over all groups in first-seen order, and for each group the slot of each of its texts. */
+function dedupe(groups: readonly (readonly string[])[]): { distinct: string[]; where: Int32Array[] } {
   const slot = new Map<string, number>();
   const distinct: string[] = [];
-  const where = new Int32Array(texts.length);
-  texts.forEach((t, i) => {
-    let s = slot.get(t);
-    if (s === undefined) {
-      s = distinct.length;
-      slot.set(t, s);
-      distinct.push(t);
-    }
-    where[i] = s;
+  const where = groups.map((texts) => {
+    const w = new Int32Array(texts.length);
+    texts.forEach((t, i) => {
+      let s = slot.get(t);
+      if (s === undefined) {
+        s = distinct.length;
+        slot.set(t, s);
+        distinct.push(t);
+      }
+      w[i] = s;
+    });
+    return w;
   });
+  return { distinct, where };
+}
+
+/**
+ * Steps 2 and 3 of {@link embedTexts} over distinct texts: calls `sink(s, vector, transient)` once per distinct text
+ * s, from the cache (transient: a view valid only during the call) or from the model (kept by no one else).
+ */
+async function embedDistinct(
+  provider: EmbeddingProvider,
+  distinct: readonly string[],
+  role: EmbedRole,
+  opts: EmbedTextsOptions,
+  sink: (s: number, v: Float32Array, transient: boolean) => void,
+): Promise<Omit<EmbedStats, 'requested'>> {
+  const batchSize = checkBatchSize(opts.batchSize);
   const total = distinct.length;
-  const found: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(total).fill(undefined);
+  const have = new Uint8Array(total);
 
   // 2. cache lookup
   const providerKey = provider.cacheKey(role);
   const keys = opts.cache ? distinct.map((t) => embeddingCacheKey(providerKey, t)) : [];
   if (opts.cache && total > 0) {
-    const got = opts.cache.get(keys);
-    got.forEach((v, s) => {
-      if (v !== undefined && v.length === provider.dimensions) found[s] = v;
+    opts.cache.visit(keys, (s, v) => {
+      if (v.length !== provider.dimensions) return; // another model's vector under a colliding key: a miss
+      sink(s, v, true);
+      have[s] = 1;
     });
   }
   const missing: number[] = [];
-  for (let s = 0; s < total; s++) if (found[s] === undefined) missing.push(s);
+  for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);
   const cacheHits = total - missing.length;
   opts.onProgress?.(cacheHits, total);
 
@@ -105,7 +200,7 @@ export async function embedTexts(
         { remedy: 'this is a bug in the embedding provider; report it with the model name' },
       );
     }
-    vecs.forEach((v, j) => {
+    vecs.forEach((v) => {
       if (v.length !== provider.dimensions) {
         throw new HarnessError(
           'EMBEDDING_FAILED',
@@ -113,23 +208,18 @@ export async function embedTexts(
           { remedy: 'check that the model folder holds one model (config.json hidden_size matches the ONNX output)' },
         );
       }
-      found[part[j]] = v;
     });
     opts.cache?.put(part.map((s, j) => [keys[s], vecs[j]] as const));
+    vecs.forEach((v, j) => sink(part[j], v, false));
     done += part.length;
     opts.onProgress?.(done, total);
   }
 
-  const vectors = Array.from(where, (s) => found[s] as Float32Array);
   return {
-    vectors,
-    stats: {
-      requested: texts.length,
-      distinct: total,
-      cacheHits,
-      cacheMisses: missing.length,
-      embedSeconds: embedMs / 1000,
-      truncated: provider.truncatedCount() - truncatedBefore,
-    },
+    distinct: total,
+    cacheHits,
+    cacheMisses: missing.length,
+    embedSeconds: embedMs / 1000,
+    truncated: provider.truncatedCount() - truncatedBefore,
   };
 }

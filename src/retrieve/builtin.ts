@@ -5,7 +5,8 @@
 import type { EmbedRole } from '../embed/provider.js';
 import type { Hit } from '../types.js';
 import { buildKeywordIndex, type Bm25Params } from './bm25.js';
-import { buildVectorIndex } from './semantic.js';
+import { buildVectorIndex, buildVectorIndexFromMatrix } from './semantic.js';
+import type { VectorMatrix } from './vector-matrix.js';
 import { fuseTwo, type FusionSetting } from './fusion.js';
 import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, RetrieverQuestion } from './retriever.js';
 
@@ -28,32 +29,34 @@ export function keywordRetriever(params: Partial<Bm25Params> = {}): RetrieverFac
 /** Embeds texts for a role: one vector per text, in order (e.g. `embedTexts(provider, texts, role, {cache})`). */
 export type Embedder = (texts: readonly string[], role: EmbedRole) => Promise<readonly Float32Array[]>;
 
+/** Embeds the chunks of a retriever's chunking straight into the matrix its index searches (one row per chunk). */
+export type MatrixEmbedder = (texts: readonly string[]) => Promise<VectorMatrix>;
+
 /**
  * Exact cosine over the chunks' embeddings (src/retrieve/semantic.ts); every chunk gets a score in [-1, 1], so each
- * question gets min(depth, chunks) hits. Chunks are embedded once when the factory runs; questions in one batch per
- * `searchBatch` call.
+ * question gets min(depth, chunks) hits. Chunks are embedded once when the factory runs, into one matrix (through
+ * `embedMatrix` when given: no per-chunk copy; else through `embed`); questions in one batch per `searchBatch` call,
+ * searched on worker threads for large matrices. `close()` stops the threads.
  */
-export function semanticRetriever(options: { embed: Embedder }): RetrieverFactory {
+export function semanticRetriever(options: { embed: Embedder; embedMatrix?: MatrixEmbedder }): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
-    const vectors = await options.embed(
-      ctx.chunks.map((c) => c.text),
-      'document',
-    );
-    const index = buildVectorIndex(
-      ctx.chunks.map((c) => c.id),
-      vectors as Float32Array[],
-    );
+    const ids = ctx.chunks.map((c) => c.id);
+    const texts = ctx.chunks.map((c) => c.text);
+    const index = options.embedMatrix
+      ? buildVectorIndexFromMatrix(ids, await options.embedMatrix(texts))
+      : buildVectorIndex(ids, (await options.embed(texts, 'document')) as Float32Array[]);
     const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number): Promise<RetrievedHit[][]> => {
       const qv = await options.embed(
         qs.map((q) => q.text),
         'query',
       );
-      return qv.map((v) => index.search(v, depth));
+      return index.searchBatch(qv as Float32Array[], depth);
     };
     return {
       search: async (q, depth) => (await searchBatch([q], depth))[0],
       searchBatch,
-      describe: () => ({ engine: index.engine, vectors: index.size, dimensions: index.dimensions }),
+      describe: () => ({ engine: index.engine, vectors: index.size, dimensions: index.dimensions, shards: index.shards }),
+      close: () => index.close(),
     };
   };
 }

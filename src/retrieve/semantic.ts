@@ -1,25 +1,38 @@
 /**
  * Semantic retrieval: exact (brute-force) cosine similarity over embedding vectors. No approximate index.
  *
- * Build: every vector is L2-normalised (norm computed in float64) and copied into one contiguous row-major float32
- * matrix of n rows, each padded with zeros to a stride dp = d rounded up to a multiple of 16. A zero vector stays zero:
- * its cosine with every query is 0.
+ * Build: the vectors live in one {@link VectorMatrix} (src/retrieve/vector-matrix.ts): L2-normalised when written
+ * (norm in float64), row-major float32, rows zero-padded to a stride dp = d rounded up to a multiple of 16, split into
+ * shards of at most 1 GiB (shared WebAssembly memories) so that any number of vectors fits and worker threads read
+ * the same bytes. A zero vector stays zero: its cosine with every query is 0. `buildVectorIndex` writes the vectors
+ * into a new matrix; `buildVectorIndexFromMatrix` searches a matrix filled elsewhere (e.g. by `embedTextsToMatrix`
+ * straight from the cache), so the vectors are held once.
  * Search: the query is L2-normalised the same way (a zero query returns no results); each row's score is its dot
- * product with the query, cos(q, v) = q·v / (|q| |v|), in [-1, 1]. The top k are kept in a bounded heap ordered by
- * the project rule (score desc, then id desc), then returned via `rankByRule`.
+ * product with the query, cos(q, v) = q·v / (|q| |v|), in [-1, 1]. The top k over all shards are kept in one bounded
+ * heap ordered by the project rule (score desc, then id desc), then returned via `rankByRule`. The rule is a total
+ * order on (score, id) with distinct ids, so the kept set, and the result, do not depend on the shard size or on
+ * which thread searched: bit-identical to the single-matrix index of before (test/retrieve/semantic-shards.test.ts).
  *
  * Arithmetic: float32, as FAISS's flat inner-product index does: 16 running sums per row (4 SIMD accumulators × 4
  * lanes; element j goes to sum j mod 16), products and sums rounded to float32, then the sums combined in a fixed
- * order. Absolute error against float64 ≲ 1e-6. Two engines compute exactly the same float32 values:
- * - `wasm-simd` (default when the runtime validates it): a 340-byte WebAssembly module using 128-bit SIMD, generated
- *   below from named opcodes; about 0.7–1.3 ms per query over 10,000 × 512 on a shared 2-vCPU machine (300 queries,
- *   k = 50: 0.2–0.4 s in total), bound by reading the 20 MB matrix once per query.
+ * order (see src/retrieve/kernels/dots.wat). Absolute error against float64 ≲ 1e-6. Two engines compute exactly the
+ * same float32 values:
+ * - `wasm-simd` (default when the runtime validates it): the WebAssembly module compiled from dots.wat, using 128-bit
+ *   SIMD; bound by reading the matrix once per query (bench/dense.ts measures it against the machine's peak).
  * - `js`: the same operations emulated with `Math.fround` (used when WebAssembly SIMD is unavailable, or asked for);
- *   about 20 times slower.
+ *   about 20 times slower; always on the calling thread.
+ *
+ * Threads: `searchBatch` spreads the queries over worker threads (each searches every shard for its queries, using
+ * its own scratch slot in the shared memories: no copy of the matrix); small matrices and single queries stay on
+ * the calling thread, so no worker start-up cost is paid there.
  */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { HarnessError } from '../errors.js';
 import type { Hit } from '../types.js';
+import { dotsJs, dotsModule, instantiateDots, type DotsFn, type WasmModule } from './kernels/dots.js';
 import { compareCodePoints, rankByRule } from './rank.js';
+import { checkFinite, createVectorMatrix, l2Norm, type VectorMatrix, type VectorMatrixOptions } from './vector-matrix.js';
 
 /** A built exact-cosine index. */
 export interface VectorIndex {
@@ -29,180 +42,63 @@ export interface VectorIndex {
   readonly dimensions: number;
   /** Which engine computes the dot products (identical results). */
   readonly engine: VectorEngine;
+  /** Shards of the matrix searched (0 for an empty index). */
+  readonly shards: number;
   /**
    * The `k` most similar items to `query` (a vector of length d, any norm), ordered by `rankByRule`. Every item has a
-   * score, so the result has min(k, n) hits. k is an integer ≥ 0. Throws `HarnessError('EMBEDDING_FAILED')` when the
-   * query length is not d or it holds a non-finite value, and `HarnessError('CONFIG_INVALID')` when k is not an
-   * integer ≥ 0.
+   * score, so the result has min(k, n) hits. k is an integer ≥ 0. Runs on the calling thread. Throws
+   * `HarnessError('EMBEDDING_FAILED')` when the query length is not d or it holds a non-finite value, and
+   * `HarnessError('CONFIG_INVALID')` when k is not an integer ≥ 0.
    */
   search(query: Float32Array, k: number): Hit[];
+  /**
+   * `search(q, k)` for every query, aligned with `queries`, the same hits bit for bit, computed on up to
+   * `options.threads` worker threads (see {@link SearchBatchOptions}). Checks every query before searching; throws
+   * as `search` does (rejected promise), and `HarnessError('RETRIEVER_FAILED')` when a worker thread fails.
+   */
+  searchBatch(queries: readonly Float32Array[], k: number, options?: SearchBatchOptions): Promise<Hit[][]>;
+  /** Stops the worker threads, if any were started (a later `searchBatch` starts them again). Idempotent. */
+  close(): Promise<void>;
 }
 
 /** Dot-product engines; see the module header. */
 export type VectorEngine = 'wasm-simd' | 'js';
 
-/** Options of {@link buildVectorIndex}. */
+/** Options of {@link buildVectorIndex} and {@link buildVectorIndexFromMatrix}. */
 export interface VectorIndexOptions {
-  /** Force an engine; default: `wasm-simd` when available (and the matrix fits in 2 GiB), else `js`. */
+  /** Force an engine; default: `wasm-simd` when available, else `js`. */
   engine?: VectorEngine;
+  /** Matrix options for {@link buildVectorIndex} (shard size, worker slots); ignored by buildVectorIndexFromMatrix. */
+  matrix?: VectorMatrixOptions;
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// The WebAssembly module: one export, dots(m, q, out, n, dp), all byte offsets into the imported memory `env.memory`.
-// For each of n rows of dp float32 (dp a multiple of 16) starting at m, stores the row's dot product with the dp
-// float32 at q as a float32 at out, out + 4, ...  In WebAssembly text format:
-//
-//   (func (param $m i32) (param $q i32) (param $out i32) (param $n i32) (param $dp i32)
-//         (local $end i32) (local $qp i32) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
-//     (block $done (loop $rows
-//       (br_if $done (i32.eqz (local.get $n)))
-//       (local.set $a0 (v128.const i32x4 0 0 0 0)) ... $a3
-//       (local.set $qp (local.get $q))
-//       (local.set $end (i32.add (local.get $m) (i32.shl (local.get $dp) (i32.const 2))))
-//       (loop $cols
-//         ;; for k in 0..3: $ak += load(m + 16k) * load(qp + 16k)
-//         (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load offset=0 (local.get $m))
-//                                                             (v128.load offset=0 (local.get $qp))))) ...
-//         (local.set $qp (i32.add (local.get $qp) (i32.const 64)))
-//         (br_if $cols (i32.lt_u (local.tee $m (i32.add (local.get $m) (i32.const 64))) (local.get $end))))
-//       (local.set $a0 (f32x4.add (f32x4.add (local.get $a0) (local.get $a1)) (f32x4.add (local.get $a2) (local.get $a3))))
-//       (f32.store (local.get $out) (lane0 + lane1) + lane2) + lane3 of $a0)
-//       (local.set $out (i32.add (local.get $out) (i32.const 4)))
-//       (local.set $n (i32.sub (local.get $n) (i32.const 1)))
-//       (br $rows))))
-// ---------------------------------------------------------------------------------------------------------------
-
-const uleb = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-};
-const sleb = (n: number): number[] => {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) return [...out, b];
-    out.push(b | 0x80);
-  }
-};
-
-/** The module's bytes (see the text above). */
-function dotsModuleBytes(): Uint8Array {
-  const I32 = 0x7f, V128 = 0x7b, BLOCK = 0x02, LOOP = 0x03, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40;
-  const I32_EQZ = 0x45, I32_LT_U = 0x49, I32_ADD = 0x6a, I32_SUB = 0x6b, I32_SHL = 0x74, F32_ADD = 0x92, F32_STORE = 0x38;
-  const get = (i: number) => [0x20, i], set = (i: number) => [0x21, i], tee = (i: number) => [0x22, i];
-  const i32 = (v: number) => [0x41, ...sleb(v)];
-  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
-  const v128Load = (offset: number) => simd(0x00, 4, ...uleb(offset)); // align 2^4
-  const v128Zero = simd(0x0c, ...new Array<number>(16).fill(0));
-  const f32x4Add = simd(0xe4), f32x4Mul = simd(0xe6);
-  const lane = (l: number) => simd(0x1f, l); // f32x4.extract_lane
-  const [M, Q, OUT, N, DP, ENDP, QP, A] = [0, 1, 2, 3, 4, 5, 6, 7];
-  const body = [
-    BLOCK, VOID, LOOP, VOID,
-    ...get(N), I32_EQZ, BR_IF, 1,
-    ...[0, 1, 2, 3].flatMap((k) => [...v128Zero, ...set(A + k)]),
-    ...get(Q), ...set(QP),
-    ...get(M), ...get(DP), ...i32(2), I32_SHL, I32_ADD, ...set(ENDP),
-    LOOP, VOID,
-    ...[0, 1, 2, 3].flatMap((k) => [
-      ...get(A + k), ...get(M), ...v128Load(16 * k), ...get(QP), ...v128Load(16 * k), ...f32x4Mul, ...f32x4Add, ...set(A + k),
-    ]),
-    ...get(QP), ...i32(64), I32_ADD, ...set(QP),
-    ...get(M), ...i32(64), I32_ADD, ...tee(M), ...get(ENDP), I32_LT_U, BR_IF, 0,
-    END,
-    ...get(OUT),
-    ...get(A), ...get(A + 1), ...f32x4Add, ...get(A + 2), ...get(A + 3), ...f32x4Add, ...f32x4Add, ...tee(A),
-    ...lane(0), ...get(A), ...lane(1), F32_ADD, ...get(A), ...lane(2), F32_ADD, ...get(A), ...lane(3), F32_ADD,
-    F32_STORE, 2, 0,
-    ...get(OUT), ...i32(4), I32_ADD, ...set(OUT),
-    ...get(N), ...i32(1), I32_SUB, ...set(N),
-    BR, 0,
-    END, END,
-    END,
-  ];
-  const func = [2, 2, I32, 4, V128, ...body]; // locals: 2 × i32, 4 × v128
-  const section = (id: number, content: number[]) => [id, ...uleb(content.length), ...content];
-  const name = (s: string) => [...uleb(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, // "\0asm", version 1
-    ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]), // type: (i32 × 5) -> ()
-    ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x00, 1]), // import env.memory, min 1 page
-    ...section(3, [1, 0]), // one function of type 0
-    ...section(7, [1, ...name('dots'), 0x00, 0]), // export "dots"
-    ...section(10, [1, ...uleb(func.length), ...func]),
-  ]);
+/** Options of {@link VectorIndex.searchBatch}. */
+export interface SearchBatchOptions {
+  /**
+   * Worker threads to use, ≥ 1; 1 searches on the calling thread. Default: the CPUs available (capped by the
+   * matrix's worker slots) when the matrix holds at least 2^24 floats (64 MiB, e.g. 21,846 × 768) and there are at
+   * least 2 queries, else 1.
+   */
+  threads?: number;
 }
 
-/** The part of the WebAssembly JS API used here (the project's TypeScript lib has no DOM/WebAssembly typings). */
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => { buffer: ArrayBuffer };
-}
-type WasmModule = { readonly __brand: 'WebAssembly.Module' };
-const wasmApi = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+/** Below this many matrix floats a batch is searched on the calling thread by default. */
+const WORKER_MIN_FLOATS = 2 ** 24;
 
-let dotsModule: WasmModule | null | undefined;
-
-/** The compiled module, or null when this runtime lacks WebAssembly SIMD. Compiled once. */
-function wasmModule(): WasmModule | null {
-  if (dotsModule === undefined) {
-    const bytes = dotsModuleBytes();
-    dotsModule = wasmApi !== undefined && wasmApi.validate(bytes) ? new wasmApi.Module(bytes) : null;
-  }
-  return dotsModule;
-}
-
-/** Largest matrix (bytes) given to the WebAssembly engine; bigger ones use the `js` engine. */
-const WASM_MAX_BYTES = 2 ** 31;
-
-const fround = Math.fround;
-
-/** The `js` engine: the WebAssembly arithmetic emulated exactly with float32 rounding. */
-function dotsJs(matrix: Float32Array, q: Float32Array, out: Float32Array, n: number, dp: number): void {
-  const acc = new Float64Array(16);
-  for (let i = 0, o = 0; i < n; i++, o += dp) {
-    acc.fill(0);
-    for (let j = 0; j < dp; j += 16) {
-      for (let t = 0; t < 16; t++) acc[t] = fround(acc[t] + fround(matrix[o + j + t] * q[j + t]));
-    }
-    // accumulator k, lane l is acc[4k + l]
-    const v0 = fround(fround(acc[0] + acc[4]) + fround(acc[8] + acc[12]));
-    const v1 = fround(fround(acc[1] + acc[5]) + fround(acc[9] + acc[13]));
-    const v2 = fround(fround(acc[2] + acc[6]) + fround(acc[10] + acc[14]));
-    const v3 = fround(fround(acc[3] + acc[7]) + fround(acc[11] + acc[15]));
-    out[i] = fround(fround(fround(v0 + v1) + v2) + v3);
-  }
-}
-
-/** L2 norm in float64. */
-function norm(v: ArrayLike<number>): number {
-  let s = 0;
-  for (let j = 0; j < v.length; j++) s += v[j] * v[j];
-  return Math.sqrt(s);
-}
-
-function checkFinite(v: ArrayLike<number>, what: string): void {
-  for (let j = 0; j < v.length; j++) {
-    if (!Number.isFinite(v[j])) {
-      throw new HarnessError('EMBEDDING_FAILED', `${what} has a non-finite value (${String(v[j])}) at position ${j}`, {
-        remedy: 'check the embedding model output; vectors must hold finite numbers',
-      });
-    }
+function checkK(k: number): void {
+  if (!Number.isInteger(k) || k < 0) {
+    throw new HarnessError('CONFIG_INVALID', `top-k (${String(k)}) must be an integer >= 0`, {
+      location: { path: 'k' },
+      remedy: 'use a whole number such as 5 or 10',
+    });
   }
 }
 
 /**
  * Builds an exact-cosine index: `vectors[i]` is the embedding of item `ids[i]`. All vectors must have the same
- * length d ≥ 1. Copies and normalises the vectors (the inputs are not changed). Memory: 4 · n · dp bytes.
+ * length d ≥ 1. Copies and normalises the vectors into a new matrix (the inputs are not changed). Memory: about
+ * 4 · n · dp bytes (see {@link createVectorMatrix}); callers that embed should fill the matrix directly
+ * (`embedTextsToMatrix`) and use {@link buildVectorIndexFromMatrix} instead, to hold the vectors once.
  *
  * Throws `HarnessError('EMBEDDING_FAILED')` when the lengths of `ids` and `vectors` differ, a vector's length differs
  * from the first one's, or a vector holds NaN/Infinity (naming the id and the lengths); a plain `Error` for duplicate
@@ -225,116 +121,411 @@ export function buildVectorIndex(
       remedy: 'check the embedding model output',
     });
   }
-  const dp = Math.max(16, Math.ceil(d / 16) * 16);
-  // Layout (float32 units): matrix [0, n·dp), query [n·dp, n·dp + dp), scores [n·dp + dp, n·dp + dp + n).
-  const qOffset = n * dp;
-  const outOffset = qOffset + dp;
-  const totalBytes = (outOffset + n) * 4;
-  const module = options.engine === 'js' || totalBytes > WASM_MAX_BYTES ? null : wasmModule();
-  if (options.engine === 'wasm-simd' && module === null) {
-    throw new HarnessError('CONFIG_INVALID', 'the wasm-simd vector engine is not available in this runtime or for this size', {
-      remedy: 'use the js engine',
-    });
-  }
-  let floats: Float32Array;
-  let dots: () => void;
-  if (module !== null && wasmApi !== undefined) {
-    const memory = new wasmApi.Memory({ initial: Math.max(1, Math.ceil(totalBytes / 65536)) });
-    const instance = new wasmApi.Instance(module, { env: { memory } });
-    const fn = instance.exports.dots as (m: number, q: number, out: number, n: number, dp: number) => void;
-    floats = new Float32Array(memory.buffer, 0, outOffset + n);
-    dots = () => fn(0, qOffset * 4, outOffset * 4, n, dp);
-  } else {
-    floats = new Float32Array(outOffset + n);
-    const matrix = floats.subarray(0, qOffset);
-    const q = floats.subarray(qOffset, outOffset);
-    const out = floats.subarray(outOffset);
-    dots = () => dotsJs(matrix, q, out, n, dp);
-  }
-
-  const seen = new Set<string>();
+  checkIds(ids);
+  const matrix = createVectorMatrix(n, d, { ...options.matrix, ...(options.engine === 'js' ? { noWasm: true } : {}) });
   for (let i = 0; i < n; i++) {
-    const id = ids[i];
-    if (seen.has(id)) throw new Error(`buildVectorIndex: duplicate id ${JSON.stringify(id)}`);
-    seen.add(id);
     const v = vectors[i];
     if (v.length !== d) {
       throw new HarnessError(
         'EMBEDDING_FAILED',
-        `vector of ${JSON.stringify(id)} has length ${v.length}, but the first vector (${JSON.stringify(ids[0])}) has ${d}`,
+        `vector of ${JSON.stringify(ids[i])} has length ${v.length}, but the first vector (${JSON.stringify(ids[0])}) has ${d}`,
         { remedy: 'embed all chunks with the same model; do not mix cached vectors of different models' },
       );
     }
-    checkFinite(v, `vector of ${JSON.stringify(id)}`);
-    const len = norm(v);
-    const inv = len === 0 ? 0 : 1 / len;
-    const o = i * dp;
-    for (let j = 0; j < d; j++) floats[o + j] = v[j] * inv;
+    matrix.setRow(i, v, `vector of ${JSON.stringify(ids[i])}`);
   }
-  const idList = [...ids];
-  const engine: VectorEngine = module !== null ? 'wasm-simd' : 'js';
+  return buildVectorIndexFromMatrix(ids, matrix, options);
+}
 
-  return {
-    size: n,
-    dimensions: d,
-    engine,
-    search(query: Float32Array, k: number): Hit[] {
-      if (!Number.isInteger(k) || k < 0) {
-        throw new HarnessError('CONFIG_INVALID', `top-k (${String(k)}) must be an integer >= 0`, {
-          location: { path: 'k' },
-          remedy: 'use a whole number such as 5 or 10',
-        });
-      }
-      if (n === 0 || k === 0) return [];
-      if (query.length !== d) {
-        throw new HarnessError('EMBEDDING_FAILED', `query vector has length ${query.length}, the index has ${d}`, {
-          remedy: 'embed the query with the same model as the chunks',
-        });
-      }
-      checkFinite(query, 'query vector');
-      const qn = norm(query);
-      // A zero query vector (e.g. GloVe on a text with no known word) carries no information: every cosine would be 0
-      // and the "ranking" would be the tie rule's id order. Return nothing, as BM25 does for a query with no known term.
-      if (qn === 0) return [];
-      const inv = 1 / qn;
-      for (let j = 0; j < d; j++) floats[qOffset + j] = query[j] * inv;
-      dots();
-      const scores = floats.subarray(outOffset, outOffset + n);
+function checkIds(ids: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) throw new Error(`buildVectorIndex: duplicate id ${JSON.stringify(id)}`);
+    seen.add(id);
+  }
+}
 
-      const cap = Math.min(k, n);
-      // Bounded min-heap (the worst kept item at the root) of row indices.
-      const heap = new Int32Array(cap);
+/**
+ * An exact-cosine index over a filled `matrix` (rows already normalised, as {@link VectorMatrix.setRow} writes them):
+ * row i is item `ids[i]`. Does not copy the matrix; the index searches it in place (do not write to it afterwards).
+ * Throws `HarnessError('EMBEDDING_FAILED')` when `ids.length` ≠ `matrix.n`, `HarnessError('CONFIG_INVALID')` when the
+ * `wasm-simd` engine is asked for but unavailable (no WebAssembly SIMD, or a matrix allocated without it), a plain
+ * `Error` for duplicate ids.
+ */
+export function buildVectorIndexFromMatrix(
+  ids: readonly string[],
+  matrix: VectorMatrix,
+  options: VectorIndexOptions = {},
+): VectorIndex {
+  if (ids.length !== matrix.n) {
+    throw new HarnessError('EMBEDDING_FAILED', `${ids.length} ids but ${matrix.n} vectors`, {
+      remedy: 'embed every chunk exactly once',
+    });
+  }
+  checkIds(ids);
+  const module = options.engine === 'js' || !matrix.wasm ? null : dotsModule();
+  if (options.engine === 'wasm-simd' && module === null) {
+    throw new HarnessError('CONFIG_INVALID', 'the wasm-simd vector engine is not available in this runtime or for this matrix', {
+      remedy: 'use the js engine',
+    });
+  }
+  return new ExactIndex([...ids], matrix, module);
+}
+
+/** Row i ranks below row j under the rule when its score is lower, or equal with `tieBelow(i, j)`. */
+type TieBelow = (a: number, b: number) => boolean;
+
+/**
+ * A bounded min-heap of (row, score), the worst kept at the root, capacity `cap` ≥ 1. The same code runs in the
+ * worker threads (WORKER_SOURCE below, with `tieBelow` by id rank instead of by id string).
+ */
+class TopK {
+  readonly rows: Int32Array;
+  readonly scores: Float32Array;
+  size = 0;
+  constructor(
+    readonly cap: number,
+    private readonly tieBelow: TieBelow,
+  ) {
+    this.rows = new Int32Array(cap);
+    this.scores = new Float32Array(cap);
+  }
+
+  private below(a: number, b: number): boolean {
+    const s = this.scores;
+    return s[a] < s[b] || (s[a] === s[b] && this.tieBelow(this.rows[a], this.rows[b]));
+  }
+
+  private swap(a: number, b: number): void {
+    const r = this.rows[a], s = this.scores[a];
+    this.rows[a] = this.rows[b];
+    this.scores[a] = this.scores[b];
+    this.rows[b] = r;
+    this.scores[b] = s;
+  }
+
+  push(row: number, score: number): void {
+    if (this.size < this.cap) {
+      let pos = this.size++;
+      this.rows[pos] = row;
+      this.scores[pos] = score;
+      while (pos > 0) {
+        const parent = (pos - 1) >> 1;
+        if (!this.below(pos, parent)) break;
+        this.swap(pos, parent);
+        pos = parent;
+      }
+      return;
+    }
+    const rs = this.scores[0];
+    if (!(rs < score || (rs === score && this.tieBelow(this.rows[0], row)))) return;
+    this.rows[0] = row;
+    this.scores[0] = score;
+    let pos = 0;
+    for (;;) {
+      const l = 2 * pos + 1;
+      if (l >= this.size) break;
+      const r = l + 1;
+      const m = r < this.size && this.below(r, l) ? r : l;
+      if (!this.below(m, pos)) break;
+      this.swap(m, pos);
+      pos = m;
+    }
+  }
+}
+
+/**
+ * The worker thread (CommonJS, started with `eval`, so it runs the same from .ts under vitest/tsx and from dist/).
+ * workerData: { module, memories, firsts, rows, slotOffsets, dp, n, rank }: the compiled kernel, the shard memories,
+ * each shard's first row, row count and this worker's slot offset (floats), and rank[i] = position of ids[i] in code
+ * point order (so ties need no strings). Messages: { id, queries (count × dp normalised floats), count, k } →
+ * { id, rows, scores } (count × min(k, n) each, heap order) or { id, error }.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { module, memories, firsts, rows, slotOffsets, dp, n, rank } = workerData;
+const shards = memories.map((memory, s) => ({
+  dots: new WebAssembly.Instance(module, { env: { memory } }).exports.dots,
+  f: new Float32Array(memory.buffer),
+  first: firsts[s],
+  rows: rows[s],
+  q: slotOffsets[s],
+  out: slotOffsets[s] + dp,
+}));
+parentPort.on('message', (m) => {
+  try {
+    const cap = Math.min(m.k, n);
+    const outRows = new Int32Array(m.count * cap);
+    const outScores = new Float32Array(m.count * cap);
+    const hr = new Int32Array(cap);
+    const hs = new Float32Array(cap);
+    const below = (a, b) => hs[a] < hs[b] || (hs[a] === hs[b] && rank[hr[a]] < rank[hr[b]]);
+    const swap = (a, b) => {
+      const r = hr[a], s = hs[a];
+      hr[a] = hr[b]; hs[a] = hs[b]; hr[b] = r; hs[b] = s;
+    };
+    for (let c = 0; c < m.count; c++) {
+      const qv = m.queries.subarray(c * dp, c * dp + dp);
       let size = 0;
-      // true when row a ranks below row b under the project rule (score desc, then id desc).
-      const worse = (a: number, b: number): boolean =>
-        scores[a] < scores[b] || (scores[a] === scores[b] && compareCodePoints(idList[a], idList[b]) < 0);
-      for (let i = 0; i < n; i++) {
-        if (size < cap) {
-          let pos = size++;
-          heap[pos] = i;
-          while (pos > 0) {
-            const parent = (pos - 1) >> 1;
-            if (!worse(heap[pos], heap[parent])) break;
-            [heap[pos], heap[parent]] = [heap[parent], heap[pos]];
-            pos = parent;
+      for (const sh of shards) {
+        sh.f.set(qv, sh.q);
+        sh.dots(0, sh.q * 4, sh.out * 4, sh.rows, dp);
+        const f = sh.f, out = sh.out;
+        for (let i = 0; i < sh.rows; i++) {
+          const score = f[out + i];
+          const row = sh.first + i;
+          if (size < cap) {
+            let pos = size++;
+            hr[pos] = row; hs[pos] = score;
+            while (pos > 0) {
+              const parent = (pos - 1) >> 1;
+              if (!below(pos, parent)) break;
+              swap(pos, parent);
+              pos = parent;
+            }
+            continue;
           }
-        } else if (worse(heap[0], i)) {
-          heap[0] = i;
+          const rs = hs[0];
+          if (!(rs < score || (rs === score && rank[hr[0]] < rank[row]))) continue;
+          hr[0] = row; hs[0] = score;
           let pos = 0;
           for (;;) {
             const l = 2 * pos + 1;
             if (l >= size) break;
             const r = l + 1;
-            const m = r < size && worse(heap[r], heap[l]) ? r : l;
-            if (!worse(heap[m], heap[pos])) break;
-            [heap[m], heap[pos]] = [heap[pos], heap[m]];
-            pos = m;
+            const mm = r < size && below(r, l) ? r : l;
+            if (!below(mm, pos)) break;
+            swap(mm, pos);
+            pos = mm;
           }
         }
       }
-      const hits: Hit[] = [];
-      for (let t = 0; t < size; t++) hits.push({ id: idList[heap[t]], score: scores[heap[t]] });
-      return rankByRule(hits);
-    },
-  };
+      outRows.set(hr, c * cap);
+      outScores.set(hs, c * cap);
+    }
+    parentPort.postMessage({ id: m.id, rows: outRows, scores: outScores }, [outRows.buffer, outScores.buffer]);
+  } catch (e) {
+    parentPort.postMessage({ id: m.id, error: String((e && e.stack) || e) });
+  }
+});
+`;
+
+interface WorkerReply {
+  id: number;
+  rows?: Int32Array;
+  scores?: Float32Array;
+  error?: string;
 }
+
+class ExactIndex implements VectorIndex {
+  readonly size: number;
+  readonly dimensions: number;
+  readonly engine: VectorEngine;
+  readonly shards: number;
+  private readonly dots: (() => void)[];
+  private readonly scratch: Float32Array;
+  private rank: Int32Array | null = null;
+  private workers: Worker[] = [];
+
+  constructor(
+    private readonly ids: string[],
+    private readonly matrix: VectorMatrix,
+    private readonly module: WasmModule | null,
+  ) {
+    this.size = matrix.n;
+    this.dimensions = matrix.n === 0 ? 0 : matrix.d;
+    this.engine = module !== null ? 'wasm-simd' : 'js';
+    this.shards = matrix.shards.length;
+    const dp = matrix.dp;
+    this.scratch = new Float32Array(dp);
+    this.dots = matrix.shards.map((sh) => {
+      const q = sh.slotOffset(0);
+      if (module !== null && sh.memory !== null) {
+        const fn: DotsFn = instantiateDots(module, sh.memory);
+        return () => fn(0, q * 4, (q + dp) * 4, sh.rows, dp);
+      }
+      const rowsView = sh.floats.subarray(0, sh.rows * dp);
+      const qView = sh.floats.subarray(q, q + dp);
+      const out = sh.floats.subarray(q + dp, q + dp + sh.rows);
+      return () => dotsJs(rowsView, qView, out, sh.rows, dp);
+    });
+  }
+
+  /** Checks a query and writes it normalised into `into` (dp floats, zero padding); false for a zero query. */
+  private normalise(query: Float32Array, into: Float32Array): boolean {
+    const d = this.dimensions;
+    if (query.length !== d) {
+      throw new HarnessError('EMBEDDING_FAILED', `query vector has length ${query.length}, the index has ${d}`, {
+        remedy: 'embed the query with the same model as the chunks',
+      });
+    }
+    checkFinite(query, 'query vector');
+    const qn = l2Norm(query);
+    // A zero query vector (e.g. GloVe on a text with no known word) carries no information: every cosine would be 0
+    // and the "ranking" would be the tie rule's id order. Return nothing, as BM25 does for a query with no known term.
+    if (qn === 0) return false;
+    const inv = 1 / qn;
+    for (let j = 0; j < d; j++) into[j] = query[j] * inv;
+    return true;
+  }
+
+  private hits(rows: Int32Array, scores: Float32Array, from: number, count: number): Hit[] {
+    const hits: Hit[] = [];
+    for (let t = from; t < from + count; t++) hits.push({ id: this.ids[rows[t]], score: scores[t] });
+    return rankByRule(hits);
+  }
+
+  search(query: Float32Array, k: number): Hit[] {
+    checkK(k);
+    const n = this.size;
+    if (n === 0 || k === 0) return [];
+    if (!this.normalise(query, this.scratch)) return [];
+    const ids = this.ids;
+    const top = new TopK(Math.min(k, n), (a, b) => compareCodePoints(ids[a], ids[b]) < 0);
+    const dp = this.matrix.dp;
+    this.matrix.shards.forEach((sh, s) => {
+      const q = sh.slotOffset(0);
+      sh.floats.set(this.scratch, q);
+      this.dots[s]();
+      const f = sh.floats;
+      const out = q + dp;
+      const worst = top.scores;
+      const first = sh.firstRow;
+      for (let i = 0; i < sh.rows; i++) {
+        const score = f[out + i];
+        // exact shortcut of push's own test: a score below the worst kept one cannot enter a full heap
+        if (top.size === top.cap && score < worst[0]) continue;
+        top.push(first + i, score);
+      }
+    });
+    return this.hits(top.rows, top.scores, 0, top.size);
+  }
+
+  async searchBatch(queries: readonly Float32Array[], k: number, options: SearchBatchOptions = {}): Promise<Hit[][]> {
+    checkK(k);
+    const threads = options.threads;
+    if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+      throw new HarnessError('CONFIG_INVALID', `threads (${String(threads)}) must be a whole number >= 1`, {
+        remedy: 'use 1 for the calling thread, or the number of CPUs',
+      });
+    }
+    const n = this.size;
+    if (n === 0 || k === 0) return queries.map(() => []);
+    const dp = this.matrix.dp;
+    // Check and normalise every query first (as search would), so that a bad one fails before any work.
+    const live: number[] = [];
+    const flat = new Float32Array(queries.length * dp);
+    queries.forEach((q, i) => {
+      if (this.normalise(q, flat.subarray(live.length * dp, live.length * dp + dp))) live.push(i);
+    });
+    const slotsFree = this.matrix.slots - 1;
+    const wanted =
+      threads ?? (this.matrix.n * dp >= WORKER_MIN_FLOATS && live.length >= 2 ? availableParallelism() : 1);
+    const t = Math.min(wanted, slotsFree, live.length);
+    const out: Hit[][] = queries.map(() => []);
+    if (t <= 1 || this.module === null) {
+      for (const i of live) out[i] = this.search(queries[i], k);
+      return out;
+    }
+    const cap = Math.min(k, n);
+    const workers = this.startWorkers(t);
+    // Chunks of queries handed out as workers finish (the machine may be shared: no fixed split).
+    const chunk = Math.max(1, Math.min(16, Math.ceil(live.length / (t * 4))));
+    let next = 0;
+    let nextId = 0;
+    await new Promise<void>((resolve, reject) => {
+      let running = 0;
+      let failed = false;
+      const cleanup = () => {
+        for (const w of workers) {
+          w.removeAllListeners('message');
+          w.removeAllListeners('error');
+          w.removeAllListeners('exit');
+          w.unref();
+        }
+      };
+      const fail = (e: unknown) => {
+        if (failed) return;
+        failed = true;
+        cleanup();
+        void this.close();
+        reject(
+          new HarnessError('RETRIEVER_FAILED', `semantic search worker failed: ${e instanceof Error ? e.message : String(e)}`, {
+            remedy: 'this is a bug; report it with the index size and the message',
+            cause: e,
+          }),
+        );
+      };
+      const give = (w: Worker) => {
+        if (next >= live.length) {
+          if (running === 0 && !failed) {
+            cleanup();
+            resolve();
+          }
+          return;
+        }
+        const from = next;
+        const count = Math.min(chunk, live.length - from);
+        next += count;
+        running++;
+        const id = nextId++;
+        const queriesPart = flat.slice(from * dp, (from + count) * dp);
+        w.once('message', (m: WorkerReply) => {
+          running--;
+          if (m.error !== undefined || m.rows === undefined || m.scores === undefined || m.id !== id) {
+            fail(new Error(m.error ?? `unexpected reply ${m.id} to request ${id}`));
+            return;
+          }
+          for (let c = 0; c < count; c++) out[live[from + c]] = this.hits(m.rows, m.scores, c * cap, cap);
+          give(w);
+        });
+        w.postMessage({ id, queries: queriesPart, count, k }, [queriesPart.buffer]);
+      };
+      for (const w of workers) {
+        w.ref();
+        w.on('error', fail);
+        w.on('exit', (code: number) => fail(new Error(`worker thread exited (code ${code}) during a search`)));
+        give(w);
+      }
+    });
+    return out;
+  }
+
+  /** Starts (once) and returns `t` workers; worker w uses scratch slot w + 1. */
+  private startWorkers(t: number): Worker[] {
+    if (this.rank === null) {
+      const order = Array.from(this.ids.keys()).sort((a, b) => compareCodePoints(this.ids[a], this.ids[b]));
+      const rank = new Int32Array(new SharedArrayBuffer(this.size * 4));
+      order.forEach((row, p) => (rank[row] = p));
+      this.rank = rank;
+    }
+    const sh = this.matrix.shards;
+    while (this.workers.length < t) {
+      const slot = this.workers.length + 1;
+      const w = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: {
+          module: this.module,
+          memories: sh.map((s) => s.memory),
+          firsts: sh.map((s) => s.firstRow),
+          rows: sh.map((s) => s.rows),
+          slotOffsets: sh.map((s) => s.slotOffset(slot)),
+          dp: this.matrix.dp,
+          n: this.size,
+          rank: this.rank,
+        },
+      });
+      w.unref();
+      this.workers.push(w);
+    }
+    return this.workers.slice(0, t);
+  }
+
+  async close(): Promise<void> {
+    const ws = this.workers;
+    this.workers = [];
+    await Promise.all(ws.map((w) => w.terminate()));
+  }
+}
+
+export { createVectorMatrix, VectorMatrix, type VectorMatrixOptions } from './vector-matrix.js';

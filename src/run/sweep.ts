@@ -31,7 +31,8 @@ import { createProvider } from '../embed/registry.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
 import { packageVersion } from '../embed/packages.js';
-import { embedTexts, type EmbedStats } from '../embed/embed-texts.js';
+import { embedTexts, embedTextsToMatrices, type EmbedStats } from '../embed/embed-texts.js';
+import type { VectorMatrix } from '../retrieve/vector-matrix.js';
 import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
 import { readRun } from '../load/trec.js';
 import { measuresAtK } from '../score/measures.js';
@@ -876,21 +877,24 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
   }
 
   const modelKey = { model: spec.model, documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') };
-  type Embedded = { docs: Map<string, Float32Array>; queries: Map<string, Float32Array>; docSeconds: number; probeMs: number };
+  type Embedded = { matrices: Map<string, VectorMatrix>; queries: Map<string, Float32Array>; docSeconds: number; probeMs: number };
   let embedded: Promise<Embedded> | undefined;
   const ensureEmbedded = (): Promise<Embedded> =>
     (embedded ??= (async () => {
-      const allTexts: string[] = [];
-      for (const ck of chunkKeys) {
-        const st = stages.get(ck)!;
-        if (!st.error) for (const c of st.chunks) allTexts.push(c.text);
-      }
+      // Every chunking's chunk texts go straight into that chunking's matrix; each distinct text is embedded once.
+      const live = chunkKeys.filter((ck) => !stages.get(ck)!.error);
       const stage = `embed ${spec.label}`;
-      const docs = await embedTexts(provider, allTexts, 'document', {
-        ...(m.cache ? { cache: m.cache } : {}),
-        batchSize: embedCallSize(spec),
-        onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
-      });
+      const docs = await embedTextsToMatrices(
+        provider,
+        live.map((ck) => stages.get(ck)!.chunks.map((c) => c.text)),
+        'document',
+        {
+          ...(m.cache ? { cache: m.cache } : {}),
+          batchSize: embedCallSize(spec),
+          onProgress: (done, total) => emit({ kind: 'progress', stage, done, total }),
+        },
+      );
+      const matrices = new Map(live.map((ck, g) => [ck, docs.matrices[g]]));
       const queryTexts = m.scored.map((q) => q.text);
       const queries = await embedTexts(provider, queryTexts, 'query', {
         ...(m.cache ? { cache: m.cache } : {}),
@@ -926,11 +930,9 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
       info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
       info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
-      const docMap = new Map<string, Float32Array>();
-      allTexts.forEach((text, i) => docMap.set(text, docs.vectors[i]));
       const queryMap = new Map<string, Float32Array>();
       queryTexts.forEach((text, i) => queryMap.set(text, queries.vectors[i]));
-      return { docs: docMap, queries: queryMap, docSeconds: docs.stats.embedSeconds, probeMs };
+      return { matrices, queries: queryMap, docSeconds: docs.stats.embedSeconds, probeMs };
     })());
 
   try {
@@ -947,14 +949,21 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
         const e = await ensureEmbedded();
         const t1 = performance.now();
         const retriever = await semanticRetriever({
-          embed: async (texts, role) => texts.map((text) => (role === 'document' ? e.docs : e.queries).get(text)!),
+          embed: async (texts) => texts.map((text) => e.queries.get(text)!),
+          embedMatrix: async () => e.matrices.get(ck)!,
         })(m.ctxOf(st, {}));
         const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
-        const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
-          resolveId: m.resolverOf(st),
-          signal: m.signal,
-        });
-        return { lists, buildSeconds, queryMs: queryMs + e.probeMs };
+        try {
+          const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
+            resolveId: m.resolverOf(st),
+            signal: m.signal,
+          });
+          return { lists, buildSeconds, queryMs: queryMs + e.probeMs };
+        } finally {
+          await retriever.close?.();
+          // The matrix is not needed again: the lists are kept (and checkpointed).
+          e.matrices.delete(ck);
+        }
       });
       if ('error' in sem) {
         sem.error = `semantic index on ${ck} with ${spec.label} failed: ${sem.error}`;
