@@ -89,23 +89,41 @@ function matchTolerant(text: string, i: number, piece: string, j: number, budget
   return i;
 }
 
-/** Exact occurrences of `piece` in `text` at or after `from`, in increasing order. */
-function* exactCandidates(text: string, piece: string, from: number): Generator<Span> {
-  for (let p = text.indexOf(piece, from); p >= 0; p = text.indexOf(piece, p + 1)) {
-    yield { start: p, end: p + piece.length };
+/**
+ * Exact occurrences of `piece` in `text` starting in `[from, maxStart]`, in increasing order. The search reads only
+ * `text[from, maxStart + piece.length)`, so a bounded `maxStart` keeps the cost per chunk independent of the
+ * document's length.
+ */
+function* exactCandidates(text: string, piece: string, from: number, maxStart = Infinity): Generator<Span> {
+  if (maxStart === Infinity) {
+    for (let p = text.indexOf(piece, from); p >= 0; p = text.indexOf(piece, p + 1)) {
+      yield { start: p, end: p + piece.length };
+    }
+    return;
+  }
+  const window = text.slice(from, maxStart + piece.length);
+  for (let p = window.indexOf(piece); p >= 0; p = window.indexOf(piece, p + 1)) {
+    yield { start: from + p, end: from + p + piece.length };
   }
 }
 
 /**
- * Tolerant occurrences (see {@link matchTolerant}) at or after `from`, in increasing order of start. `piece` must
- * not start with leaked placeholder text (see {@link alignChunks}).
+ * Tolerant occurrences (see {@link matchTolerant}) starting in `[from, maxStart]`, in increasing order of start.
+ * `piece` must not start with leaked placeholder text (see {@link alignChunks}).
  */
-function* tolerantCandidates(text: string, piece: string, from: number): Generator<Span> {
+function* tolerantCandidates(text: string, piece: string, from: number, maxStart = Infinity): Generator<Span> {
   const first = piece[0];
-  for (let p = text.indexOf(first, from); p >= 0; p = text.indexOf(first, p + 1)) {
+  for (let p = text.indexOf(first, from); p >= 0 && p <= maxStart; p = text.indexOf(first, p + 1)) {
     const end = matchTolerant(text, p, piece, 0, { steps: MATCH_BUDGET });
     if (end > p) yield { start: p, end };
   }
+}
+
+/** Last start chunk i may have without `loose`: the end of chunk i−1 plus the non-word characters after it. */
+function startLimit(text: string, prev: Span): number {
+  let limit = prev.end;
+  while (limit < text.length && NOT_WORD.test(text[limit])) limit++;
+  return limit;
 }
 
 /**
@@ -129,8 +147,7 @@ function choose(
     for (const c of candidates) return c;
     return undefined;
   }
-  let limit = prev.end;
-  while (limit < text.length && NOT_WORD.test(text[limit])) limit++;
+  const limit = startLimit(text, prev);
   let first: Span | undefined;
   let firstProgress: Span | undefined;
   let firstProgressAnywhere: Span | undefined;
@@ -182,9 +199,12 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
       }
     }
     const from = prev?.start ?? 0;
+    // Without `loose`, `choose` decides on candidates starting at or before the limit only (it stops at the first
+    // one beyond), so the searches stop there: the same spans, at a cost bounded per chunk (linear in the document).
+    const maxStart = prev === undefined ? Infinity : startLimit(text, prev);
     const span =
-      choose(text, exactCandidates(text, piece, from), prev, options, false) ??
-      choose(text, tolerantCandidates(text, piece, from), prev, options, false) ??
+      choose(text, exactCandidates(text, piece, from, maxStart), prev, options, false) ??
+      choose(text, tolerantCandidates(text, piece, from, maxStart), prev, options, false) ??
       choose(text, exactCandidates(text, piece, from), prev, options, true) ??
       choose(text, tolerantCandidates(text, piece, from), prev, options, true);
     if (span === undefined) {

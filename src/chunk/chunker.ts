@@ -15,6 +15,11 @@
  * boundaries, chunks are often shorter than `size`, and the overlap is at most `overlap` tokens, whole pieces only.
  * On text without sentence punctuation and a word tokenizer it reproduces the word sliding window exactly
  * (`w1 … w10`, size 4, overlap 1 → `w1 w2 w3 w4`, `w4 w5 w6 w7`, `w7 w8 w9 w10`).
+ *
+ * Linear time: SentenceSplitter's sentence tokenizer is quadratic in a paragraph's length (a 1 MB document took
+ * 520 s at 128 tokens), so by default the chunk strings come from `splitter.ts`, a linear port that gives the same
+ * strings (test/chunk/differential.test.ts runs both on every document of SciFact, TREC-DL and the helpdesk demo);
+ * `{ splitter: 'llamaindex' }` runs LlamaIndex's own, which stays the reference. The alignment is linear too.
  */
 import { SentenceSplitter } from 'llamaindex/node-parser';
 import { Tiktoken } from 'js-tiktoken/lite';
@@ -22,6 +27,7 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
+import { splitText, type SplitCounter } from './splitter.js';
 
 /** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
 export interface Tokenizer {
@@ -99,11 +105,39 @@ function validate(spec: ChunkingSpec): void {
   if (overlap >= size) fail('overlap must be smaller than size', `use an overlap below ${size}, e.g. ${Math.floor(size / 8)}`);
 }
 
+/** Options of {@link chunkDocuments}. */
+export interface ChunkOptions {
+  /**
+   * Which splitter makes the chunk strings: `linear` (default, `splitter.ts`, linear time) or `llamaindex`
+   * (LlamaIndex's SentenceSplitter itself, quadratic in a paragraph's length; the reference of the differential
+   * test and the bench). Both give the same chunks.
+   */
+  splitter?: 'linear' | 'llamaindex';
+  /** Operation counter for the linear splitter (ignored by `llamaindex`), incremented in place. */
+  counter?: SplitCounter;
+}
+
+/**
+ * LlamaIndex's `SentenceSplitter.splitText` with `chunkSize`, `chunkOverlap` in tokens of `tokenizer` (never the
+ * global `Settings.tokenizer`), its logger silenced. The reference for `splitter.ts`.
+ */
+export function llamaIndexSplitText(chunkSize: number, chunkOverlap: number, tokenizer: Tokenizer): (text: string) => string[] {
+  const silent = { log: () => {}, error: () => {}, warn: () => {} };
+  const splitter = new SentenceSplitter({
+    chunkSize,
+    chunkOverlap,
+    // SentenceSplitter only calls encode(text).length.
+    tokenizer: { encode: (text: string) => tokenizer.encode(text), decode: () => '' } as never,
+    logger: silent as never,
+  });
+  return (text) => splitter.splitText(text);
+}
+
 /**
  * Cuts `docs` into chunks, in document order then position order.
  *
  * - `spec.size === null`: one chunk per document, the whole text (`<docId>#0`, `[0, text.length)`).
- * - `spec.size === n`: SentenceSplitter with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
+ * - `spec.size === n`: SentenceSplitter's chunks (by default from its linear port, see `options`) with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
  *   default {@link defaultTokenizer}); ids `<docId>#<ordinal>`, ordinal 0-based and contiguous. Each chunk's
  *   `[start, end)` is found by forward alignment (see `align.ts`); `text = doc.text.slice(start, end)` and `tokens`
  *   is the token count of that text. Where SentenceSplitter lost characters (a punctuation mark after another one,
@@ -119,7 +153,12 @@ function validate(spec: ChunkingSpec): void {
  * naming the document when SentenceSplitter fails on it (it throws "Single token exceeded chunk size" when one
  * character is more tokens than `size`, e.g. an emoji at size 1). Does not change its inputs.
  */
-export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokenizer: Tokenizer = defaultTokenizer()): Chunk[] {
+export function chunkDocuments(
+  docs: readonly Doc[],
+  spec: ChunkingSpec,
+  tokenizer: Tokenizer = defaultTokenizer(),
+  options: ChunkOptions = {},
+): Chunk[] {
   validate(spec);
   const count = (text: string): number => tokenizer.encode(text).length;
   const chunks: Chunk[] = [];
@@ -131,19 +170,13 @@ export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokeniz
     }
     return chunks;
   }
-  const silent = { log: () => {}, error: () => {}, warn: () => {} };
-  const splitter = new SentenceSplitter({
-    chunkSize: size,
-    chunkOverlap: spec.overlap,
-    // SentenceSplitter only calls encode(text).length.
-    tokenizer: { encode: (text: string) => tokenizer.encode(text), decode: () => '' } as never,
-    logger: silent as never,
-  });
+  const split = options.splitter === 'llamaindex' ? llamaIndexSplitText(size, spec.overlap, tokenizer) : undefined;
+  const splitOptions = { chunkSize: size, chunkOverlap: spec.overlap, countTokens: count, counter: options.counter };
   for (const doc of docs) {
     if (doc.text.trim() === '') continue;
     let pieces: string[];
     try {
-      pieces = splitter.splitText(doc.text);
+      pieces = split === undefined ? splitText(doc.text, splitOptions) : split(doc.text);
     } catch (e) {
       throw new HarnessError(
         'CONFIG_INVALID',
