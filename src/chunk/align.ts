@@ -21,6 +21,12 @@ export interface AlignOptions {
   overlap: number;
   /** Token count of a piece of text under the splitter's tokenizer. */
   countTokens: (text: string) => number;
+  /**
+   * Search the whole rest of the document for every chunk, as before the searches were bounded (default false).
+   * The same spans, in time quadratic in the number of chunks; kept so that a test can show the bound changes
+   * nothing.
+   */
+  unbounded?: boolean;
 }
 
 const WHITESPACE = /\s/u;
@@ -201,7 +207,7 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
     const from = prev?.start ?? 0;
     // Without `loose`, `choose` decides on candidates starting at or before the limit only (it stops at the first
     // one beyond), so the searches stop there: the same spans, at a cost bounded per chunk (linear in the document).
-    const maxStart = prev === undefined ? Infinity : startLimit(text, prev);
+    const maxStart = prev === undefined || options.unbounded === true ? Infinity : startLimit(text, prev);
     const span =
       choose(text, exactCandidates(text, piece, from, maxStart), prev, options, false) ??
       choose(text, tolerantCandidates(text, piece, from, maxStart), prev, options, false) ??

@@ -90,7 +90,7 @@ export function chunkingKey(spec: ChunkingSpec): string {
 }
 
 /** Throws `HarnessError('CONFIG_INVALID')` naming size and overlap unless the spec is valid (field case C01). */
-function validate(spec: ChunkingSpec): void {
+export function validateChunkingSpec(spec: ChunkingSpec): void {
   const { size, overlap } = spec;
   const both = `chunking.size (${String(size)}), chunking.overlap (${String(overlap)})`;
   const fail = (why: string, remedy: string): never => {
@@ -109,8 +109,9 @@ function validate(spec: ChunkingSpec): void {
 export interface ChunkOptions {
   /**
    * Which splitter makes the chunk strings: `linear` (default, `splitter.ts`, linear time) or `llamaindex`
-   * (LlamaIndex's SentenceSplitter itself, quadratic in a paragraph's length; the reference of the differential
-   * test and the bench). Both give the same chunks.
+   * (LlamaIndex's SentenceSplitter itself with the alignment's unbounded search: the chunker as it was before the
+   * linear route, quadratic in a paragraph's length; the reference of the differential test and the bench). Both
+   * give the same chunks.
    */
   splitter?: 'linear' | 'llamaindex';
   /** Operation counter for the linear splitter (ignored by `llamaindex`), incremented in place. */
@@ -159,7 +160,7 @@ export function chunkDocuments(
   tokenizer: Tokenizer = defaultTokenizer(),
   options: ChunkOptions = {},
 ): Chunk[] {
-  validate(spec);
+  validateChunkingSpec(spec);
   const count = (text: string): number => tokenizer.encode(text).length;
   const chunks: Chunk[] = [];
   const size = spec.size;
@@ -184,7 +185,7 @@ export function chunkDocuments(
         { location: { path: 'chunking.size' }, remedy: 'use a larger chunking.size', cause: e },
       );
     }
-    const spans = alignChunks(doc.text, pieces, { overlap: spec.overlap, countTokens: count });
+    const spans = alignChunks(doc.text, pieces, { overlap: spec.overlap, countTokens: count, unbounded: split !== undefined });
     let ordinal = 0;
     for (const span of spans) {
       if (span === null) continue;
