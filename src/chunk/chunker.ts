@@ -27,7 +27,7 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
-import { splitText, type SplitCounter } from './splitter.js';
+import { splitText, type SplitCounter, type SplitOptions } from './splitter.js';
 
 /** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
 export interface Tokenizer {
@@ -35,6 +35,17 @@ export interface Tokenizer {
   readonly name: string;
   /** Tokens of `text`; only the length is used. Must be deterministic. */
   encode(text: string): ArrayLike<unknown>;
+  /**
+   * Optional fast count: `encode(text).length` when that is at most `limit` (default: no limit), else any number
+   * greater than `limit` (it may stop counting there). The linear splitter needs exact counts only up to the chunk
+   * size, so it can stop tokenizing a long text after `size` tokens.
+   */
+  count?(text: string, limit?: number): number;
+}
+
+/** `tokenizer.count(text, limit)` when the tokenizer has it, else `encode(text).length`. Same contract as `count`. */
+export function countTokens(tokenizer: Tokenizer, text: string, limit = Infinity): number {
+  return tokenizer.count !== undefined ? tokenizer.count(text, limit) : tokenizer.encode(text).length;
 }
 
 let cl100k: Tokenizer | undefined;
@@ -60,21 +71,30 @@ export function defaultTokenizer(): Tokenizer {
     const encoding = new Tiktoken(cl100kBase);
     const pattern = new RegExp(cl100kBase.pat_str, 'gu');
     const memo = new Map<string, number[]>();
+    const idsOf = (pre: string): number[] => {
+      let ids = memo.get(pre);
+      if (ids === undefined) {
+        ids = encoding.encode(pre, [], []);
+        if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
+        memo.set(pre, ids);
+      }
+      return ids;
+    };
     cl100k = {
       name: 'cl100k_base',
       encode(text: string): number[] {
         const out: number[] = [];
-        for (const m of text.matchAll(pattern)) {
-          const pre = m[0];
-          let ids = memo.get(pre);
-          if (ids === undefined) {
-            ids = encoding.encode(pre, [], []);
-            if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
-            memo.set(pre, ids);
-          }
-          for (const id of ids) out.push(id);
-        }
+        for (const m of text.matchAll(pattern)) for (const id of idsOf(m[0])) out.push(id);
         return out;
+      },
+      count(text: string, limit = Infinity): number {
+        // Pre-tokens are cut left to right and each adds ≥ 0 tokens, so a partial sum above `limit` settles it.
+        let n = 0;
+        for (const m of text.matchAll(pattern)) {
+          n += idsOf(m[0]).length;
+          if (n > limit) return n;
+        }
+        return n;
       },
     };
   }
@@ -161,7 +181,7 @@ export function chunkDocuments(
   options: ChunkOptions = {},
 ): Chunk[] {
   validateChunkingSpec(spec);
-  const count = (text: string): number => tokenizer.encode(text).length;
+  const count = (text: string): number => countTokens(tokenizer, text);
   const chunks: Chunk[] = [];
   const size = spec.size;
   if (size === null) {
@@ -172,7 +192,12 @@ export function chunkDocuments(
     return chunks;
   }
   const split = options.splitter === 'llamaindex' ? llamaIndexSplitText(size, spec.overlap, tokenizer) : undefined;
-  const splitOptions = { chunkSize: size, chunkOverlap: spec.overlap, countTokens: count, counter: options.counter };
+  const splitOptions: SplitOptions = {
+    chunkSize: size,
+    chunkOverlap: spec.overlap,
+    countTokens: (text, limit) => countTokens(tokenizer, text, limit),
+    counter: options.counter,
+  };
   for (const doc of docs) {
     if (doc.text.trim() === '') continue;
     let pieces: string[];

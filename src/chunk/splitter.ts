@@ -40,8 +40,11 @@ export interface SplitOptions {
   chunkSize: number;
   /** Maximum tokens carried over from the previous chunk, whole pieces only (integer ≥ 0, < chunkSize). */
   chunkOverlap: number;
-  /** Token count of a text (SentenceSplitter only uses `tokenizer.encode(text).length`). */
-  countTokens: (text: string) => number;
+  /**
+   * Token count of a text (SentenceSplitter only uses `tokenizer.encode(text).length`): exact when at most `limit`,
+   * else any number greater than `limit` (the splitter passes `chunkSize`; beyond it only "too big" matters).
+   */
+  countTokens: (text: string, limit: number) => number;
   /** Optional operation counter, incremented in place. */
   counter?: SplitCounter;
 }
@@ -226,7 +229,7 @@ export function splitText(text: string, options: SplitOptions): string[] {
   const { chunkSize, countTokens, counter } = options;
   const tokens = (t: string): number => {
     if (counter) counter.tokenizedChars += t.length;
-    return countTokens(t);
+    return countTokens(t, chunkSize);
   };
   const splits: Split[] = [];
   // `SentenceSplitter#split`, depth-first in order (the reference is a recursive generator).

@@ -6,7 +6,7 @@
  */
 import { isHarnessError, type ErrorCode, type ErrorLocation } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
-import { chunkDocuments, defaultTokenizer, llamaIndexSplitText } from './chunker.js';
+import { chunkDocuments, countTokens, defaultTokenizer, llamaIndexSplitText } from './chunker.js';
 import { splitText } from './splitter.js';
 
 /** One batch: consecutive documents, the spec, the splitter, and whether to return chunks or raw splitter output. */
@@ -30,7 +30,7 @@ export default function run(task: ChunkTask): ChunkTaskResult {
       const size = task.spec.size;
       if (size === null) throw new Error('pieces need a chunk size');
       const tokenizer = defaultTokenizer();
-      const count = (t: string): number => tokenizer.encode(t).length;
+      const count = (t: string, limit: number): number => countTokens(tokenizer, t, limit);
       const pieces = task.docs.map((d) =>
         task.splitter === 'llamaindex'
           ? llamaPieces(d.text, size, task.spec.overlap)
