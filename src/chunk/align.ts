@@ -27,6 +27,8 @@ export interface AlignOptions {
    * nothing.
    */
   unbounded?: boolean;
+  /** Optional operation counter: characters the candidate searches read go to `scannedChars`. */
+  counter?: { scannedChars: number };
 }
 
 const WHITESPACE = /\s/u;
@@ -100,14 +102,23 @@ function matchTolerant(text: string, i: number, piece: string, j: number, budget
  * `text[from, maxStart + piece.length)`, so a bounded `maxStart` keeps the cost per chunk independent of the
  * document's length.
  */
-function* exactCandidates(text: string, piece: string, from: number, maxStart = Infinity): Generator<Span> {
+function* exactCandidates(
+  text: string,
+  piece: string,
+  from: number,
+  maxStart = Infinity,
+  counter?: { scannedChars: number },
+): Generator<Span> {
   if (maxStart === Infinity) {
-    for (let p = text.indexOf(piece, from); p >= 0; p = text.indexOf(piece, p + 1)) {
+    for (let p = text.indexOf(piece, from); ; p = text.indexOf(piece, p + 1)) {
+      if (counter) counter.scannedChars += (p < 0 ? text.length : p + piece.length) - from;
+      if (p < 0) return;
+      from = p + 1;
       yield { start: p, end: p + piece.length };
     }
-    return;
   }
   const window = text.slice(from, maxStart + piece.length);
+  if (counter) counter.scannedChars += window.length;
   for (let p = window.indexOf(piece); p >= 0; p = window.indexOf(piece, p + 1)) {
     yield { start: from + p, end: from + p + piece.length };
   }
@@ -117,10 +128,19 @@ function* exactCandidates(text: string, piece: string, from: number, maxStart = 
  * Tolerant occurrences (see {@link matchTolerant}) starting in `[from, maxStart]`, in increasing order of start.
  * `piece` must not start with leaked placeholder text (see {@link alignChunks}).
  */
-function* tolerantCandidates(text: string, piece: string, from: number, maxStart = Infinity): Generator<Span> {
+function* tolerantCandidates(
+  text: string,
+  piece: string,
+  from: number,
+  maxStart = Infinity,
+  counter?: { scannedChars: number },
+): Generator<Span> {
   const first = piece[0];
   for (let p = text.indexOf(first, from); p >= 0 && p <= maxStart; p = text.indexOf(first, p + 1)) {
-    const end = matchTolerant(text, p, piece, 0, { steps: MATCH_BUDGET });
+    const budget = { steps: MATCH_BUDGET };
+    const end = matchTolerant(text, p, piece, 0, budget);
+    if (counter) counter.scannedChars += p - from + MATCH_BUDGET - budget.steps;
+    from = p;
     if (end > p) yield { start: p, end };
   }
 }
@@ -209,10 +229,10 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
     // one beyond), so the searches stop there: the same spans, at a cost bounded per chunk (linear in the document).
     const maxStart = prev === undefined || options.unbounded === true ? Infinity : startLimit(text, prev);
     const span =
-      choose(text, exactCandidates(text, piece, from, maxStart), prev, options, false) ??
-      choose(text, tolerantCandidates(text, piece, from, maxStart), prev, options, false) ??
-      choose(text, exactCandidates(text, piece, from), prev, options, true) ??
-      choose(text, tolerantCandidates(text, piece, from), prev, options, true);
+      choose(text, exactCandidates(text, piece, from, maxStart, options.counter), prev, options, false) ??
+      choose(text, tolerantCandidates(text, piece, from, maxStart, options.counter), prev, options, false) ??
+      choose(text, exactCandidates(text, piece, from, Infinity, options.counter), prev, options, true) ??
+      choose(text, tolerantCandidates(text, piece, from, Infinity, options.counter), prev, options, true);
     if (span === undefined) {
       throw new Error(
         `alignChunks: chunk ${index} (${JSON.stringify(piece.slice(0, 60))}…) not found at or after offset ${from}`,

@@ -210,14 +210,37 @@ export function chunkDocuments(
         { location: { path: 'chunking.size' }, remedy: 'use a larger chunking.size', cause: e },
       );
     }
-    const spans = alignChunks(doc.text, pieces, { overlap: spec.overlap, countTokens: count, unbounded: split !== undefined });
-    let ordinal = 0;
-    for (const span of spans) {
-      if (span === null) continue;
-      const text = doc.text.slice(span.start, span.end);
-      chunks.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text, start: span.start, end: span.end, tokens: count(text) });
-      ordinal++;
+    for (const c of chunksFromPieces(doc, pieces, spec.overlap, tokenizer, { unbounded: split !== undefined, counter: options.counter })) {
+      chunks.push(c);
     }
   }
   return chunks;
+}
+
+/**
+ * The chunks of one document from the splitter's strings `pieces` (in order): aligned to character ranges (see
+ * `align.ts`; `overlap` in tokens of `tokenizer`), dropped where the alignment returns null, ids `<docId>#<ordinal>`,
+ * `text` the document's slice, `tokens` its count. What {@link chunkDocuments} does after splitting; exported so
+ * that the differential test can turn LlamaIndex's strings into chunks the same way. `unbounded`: the alignment's
+ * unbounded search (the chunker before the linear route). Throws a plain `Error` when a piece is not in the text.
+ */
+export function chunksFromPieces(
+  doc: Doc,
+  pieces: readonly string[],
+  overlap: number,
+  tokenizer: Tokenizer,
+  options: { unbounded?: boolean; counter?: SplitCounter } = {},
+): Chunk[] {
+  const count = (text: string): number => countTokens(tokenizer, text);
+  const spans = alignChunks(doc.text, pieces, { overlap, countTokens: count, unbounded: options.unbounded, counter: options.counter });
+  const out: Chunk[] = [];
+  let ordinal = 0;
+  for (const span of spans) {
+    if (span === null) continue;
+    const text = doc.text.slice(span.start, span.end);
+    if (options.counter) options.counter.tokenizedChars += text.length;
+    out.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text, start: span.start, end: span.end, tokens: count(text) });
+    ordinal++;
+  }
+  return out;
 }

@@ -37,6 +37,11 @@ export interface ParallelChunkOptions {
    * and the bench.
    */
   splitter?: 'linear' | 'llamaindex';
+  /**
+   * A pool from {@link createChunkPool} to run on (its workers stay warm across calls, e.g. one per chunking of a
+   * sweep); it is not closed. Without it a pool of `threads` workers is started and closed inside the call.
+   */
+  pool?: ChunkPool;
   /** Characters per batch (default {@link BATCH_CHARS}) and in-process threshold (default {@link IN_PROCESS_CHARS}); for tests. */
   batchChars?: number;
   inProcessChars?: number;
@@ -45,6 +50,36 @@ export interface ParallelChunkOptions {
 /** Default worker threads: min(2, available CPUs). */
 export function defaultChunkThreads(): number {
   return Math.max(1, Math.min(2, availableParallelism()));
+}
+
+/** Worker threads that chunk; reuse one across calls to keep the tokenizer loaded and its memo warm. */
+export interface ChunkPool {
+  /** Worker threads (≥ 1). */
+  readonly threads: number;
+  /** Runs one batch (internal task format of `worker.ts`). */
+  run(task: ChunkTask, signal?: AbortSignal): Promise<ChunkTaskResult>;
+  /** Stops the workers; pending tasks reject. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `threads` chunking worker threads (default {@link defaultChunkThreads}; integer ≥ 1, else
+ * `HarnessError('CONFIG_INVALID')`). Close it with `close()`.
+ */
+export function createChunkPool(threads: number = defaultChunkThreads()): ChunkPool {
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new HarnessError('CONFIG_INVALID', `chunking threads (${String(threads)}) must be an integer >= 1`, {
+      location: { path: 'threads' },
+      remedy: 'pass threads: 1 or 2',
+    });
+  }
+  const { filename, execArgv } = workerStart();
+  const pool = new Piscina<ChunkTask, ChunkTaskResult>({ filename, execArgv, minThreads: threads, maxThreads: threads, idleTimeout: 1000 });
+  return {
+    threads,
+    run: (task, signal) => pool.run(task, signal === undefined ? {} : { signal }),
+    close: () => pool.destroy(),
+  };
 }
 
 /** Consecutive index ranges `[from, to)` of `docs`, each about `batchChars` characters (at least one document). */
@@ -91,7 +126,7 @@ async function runTasks(
   options: ParallelChunkOptions,
 ): Promise<(ChunkTaskResult & { ok: true })[]> {
   const { onProgress, signal } = options;
-  const threads = options.threads ?? defaultChunkThreads();
+  const threads = options.pool?.threads ?? options.threads ?? defaultChunkThreads();
   if (!Number.isInteger(threads) || threads < 1) {
     throw new HarnessError('CONFIG_INVALID', `chunking threads (${String(threads)}) must be an integer >= 1`, {
       location: { path: 'threads' },
@@ -112,18 +147,11 @@ async function runTasks(
     if (ranges.length === 0) onProgress?.(0, 0);
     return results;
   }
-  const { filename, execArgv } = workerStart();
-  const pool = new Piscina<ChunkTask, ChunkTaskResult>({
-    filename,
-    execArgv,
-    minThreads: Math.min(threads, ranges.length),
-    maxThreads: Math.min(threads, ranges.length),
-    idleTimeout: 1000,
-  });
+  const pool = options.pool ?? createChunkPool(Math.min(threads, ranges.length));
   try {
     await Promise.all(
       ranges.map(async ([from, to], i) => {
-        const result = await pool.run(make(from, to), signal === undefined ? {} : { signal });
+        const result = await pool.run(make(from, to), signal);
         results[i] = unwrap(result);
         done += to - from;
         onProgress?.(done, docs.length);
@@ -133,7 +161,7 @@ async function runTasks(
     if (signal?.aborted) throw signal.reason;
     throw e;
   } finally {
-    await pool.destroy();
+    if (options.pool === undefined) await pool.close();
   }
   return results;
 }
