@@ -9,6 +9,7 @@
  * The worker is `worker.ts` beside this file under tsx or vitest (started with `--import <tsx loader>`), else the
  * compiled `worker.js`.
  */
+import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -148,10 +149,15 @@ async function runTasks(
     return results;
   }
   const pool = options.pool ?? createChunkPool(Math.min(threads, ranges.length));
+  // Piscina adds one abort listener per task: give it an internal signal sized for that, linked to the caller's.
+  const internal = new AbortController();
+  setMaxListeners(ranges.length + 10, internal.signal);
+  const forward = (): void => internal.abort(signal?.reason);
+  signal?.addEventListener('abort', forward, { once: true });
   try {
     await Promise.all(
       ranges.map(async ([from, to], i) => {
-        const result = await pool.run(make(from, to), signal);
+        const result = await pool.run(make(from, to), internal.signal);
         results[i] = unwrap(result);
         done += to - from;
         onProgress?.(done, docs.length);
@@ -161,6 +167,7 @@ async function runTasks(
     if (signal?.aborted) throw signal.reason;
     throw e;
   } finally {
+    signal?.removeEventListener('abort', forward);
     if (options.pool === undefined) await pool.close();
   }
   return results;
