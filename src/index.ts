@@ -31,7 +31,8 @@ export { loadBeir } from './load/beir.js';
 export { parseQrels, parseRun, readQrels, readRun, formatQrels, formatRun } from './load/trec.js';
 
 // chunk
-export { chunkDocuments, defaultTokenizer, type Tokenizer } from './chunk/chunker.js';
+export { chunkDocuments, defaultTokenizer, type ChunkOptions, type Tokenizer } from './chunk/chunker.js';
+export { chunkDocumentsParallel, createChunkPool, type ChunkPool, type ParallelChunkOptions } from './chunk/parallel.js';
 
 // embed
 export { createProvider, type ProviderContext } from './embed/registry.js';

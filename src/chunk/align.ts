@@ -21,6 +21,14 @@ export interface AlignOptions {
   overlap: number;
   /** Token count of a piece of text under the splitter's tokenizer. */
   countTokens: (text: string) => number;
+  /**
+   * Search the whole rest of the document for every chunk, as before the searches were bounded (default false).
+   * The same spans, in time quadratic in the number of chunks; kept so that a test can show the bound changes
+   * nothing.
+   */
+  unbounded?: boolean;
+  /** Optional operation counter: characters the candidate searches read go to `scannedChars`. */
+  counter?: { scannedChars: number };
 }
 
 const WHITESPACE = /\s/u;
@@ -89,23 +97,59 @@ function matchTolerant(text: string, i: number, piece: string, j: number, budget
   return i;
 }
 
-/** Exact occurrences of `piece` in `text` at or after `from`, in increasing order. */
-function* exactCandidates(text: string, piece: string, from: number): Generator<Span> {
-  for (let p = text.indexOf(piece, from); p >= 0; p = text.indexOf(piece, p + 1)) {
-    yield { start: p, end: p + piece.length };
+/**
+ * Exact occurrences of `piece` in `text` starting in `[from, maxStart]`, in increasing order. The search reads only
+ * `text[from, maxStart + piece.length)`, so a bounded `maxStart` keeps the cost per chunk independent of the
+ * document's length.
+ */
+function* exactCandidates(
+  text: string,
+  piece: string,
+  from: number,
+  maxStart = Infinity,
+  counter?: { scannedChars: number },
+): Generator<Span> {
+  if (maxStart === Infinity) {
+    for (let p = text.indexOf(piece, from); ; p = text.indexOf(piece, p + 1)) {
+      if (counter) counter.scannedChars += (p < 0 ? text.length : p + piece.length) - from;
+      if (p < 0) return;
+      from = p + 1;
+      yield { start: p, end: p + piece.length };
+    }
+  }
+  const window = text.slice(from, maxStart + piece.length);
+  if (counter) counter.scannedChars += window.length;
+  for (let p = window.indexOf(piece); p >= 0; p = window.indexOf(piece, p + 1)) {
+    yield { start: from + p, end: from + p + piece.length };
   }
 }
 
 /**
- * Tolerant occurrences (see {@link matchTolerant}) at or after `from`, in increasing order of start. `piece` must
- * not start with leaked placeholder text (see {@link alignChunks}).
+ * Tolerant occurrences (see {@link matchTolerant}) starting in `[from, maxStart]`, in increasing order of start.
+ * `piece` must not start with leaked placeholder text (see {@link alignChunks}).
  */
-function* tolerantCandidates(text: string, piece: string, from: number): Generator<Span> {
+function* tolerantCandidates(
+  text: string,
+  piece: string,
+  from: number,
+  maxStart = Infinity,
+  counter?: { scannedChars: number },
+): Generator<Span> {
   const first = piece[0];
-  for (let p = text.indexOf(first, from); p >= 0; p = text.indexOf(first, p + 1)) {
-    const end = matchTolerant(text, p, piece, 0, { steps: MATCH_BUDGET });
+  for (let p = text.indexOf(first, from); p >= 0 && p <= maxStart; p = text.indexOf(first, p + 1)) {
+    const budget = { steps: MATCH_BUDGET };
+    const end = matchTolerant(text, p, piece, 0, budget);
+    if (counter) counter.scannedChars += p - from + MATCH_BUDGET - budget.steps;
+    from = p;
     if (end > p) yield { start: p, end };
   }
+}
+
+/** Last start chunk i may have without `loose`: the end of chunk i−1 plus the non-word characters after it. */
+function startLimit(text: string, prev: Span): number {
+  let limit = prev.end;
+  while (limit < text.length && NOT_WORD.test(text[limit])) limit++;
+  return limit;
 }
 
 /**
@@ -129,8 +173,7 @@ function choose(
     for (const c of candidates) return c;
     return undefined;
   }
-  let limit = prev.end;
-  while (limit < text.length && NOT_WORD.test(text[limit])) limit++;
+  const limit = startLimit(text, prev);
   let first: Span | undefined;
   let firstProgress: Span | undefined;
   let firstProgressAnywhere: Span | undefined;
@@ -182,11 +225,14 @@ export function alignChunks(text: string, pieces: readonly string[], options: Al
       }
     }
     const from = prev?.start ?? 0;
+    // Without `loose`, `choose` decides on candidates starting at or before the limit only (it stops at the first
+    // one beyond), so the searches stop there: the same spans, at a cost bounded per chunk (linear in the document).
+    const maxStart = prev === undefined || options.unbounded === true ? Infinity : startLimit(text, prev);
     const span =
-      choose(text, exactCandidates(text, piece, from), prev, options, false) ??
-      choose(text, tolerantCandidates(text, piece, from), prev, options, false) ??
-      choose(text, exactCandidates(text, piece, from), prev, options, true) ??
-      choose(text, tolerantCandidates(text, piece, from), prev, options, true);
+      choose(text, exactCandidates(text, piece, from, maxStart, options.counter), prev, options, false) ??
+      choose(text, tolerantCandidates(text, piece, from, maxStart, options.counter), prev, options, false) ??
+      choose(text, exactCandidates(text, piece, from, Infinity, options.counter), prev, options, true) ??
+      choose(text, tolerantCandidates(text, piece, from, Infinity, options.counter), prev, options, true);
     if (span === undefined) {
       throw new Error(
         `alignChunks: chunk ${index} (${JSON.stringify(piece.slice(0, 60))}…) not found at or after offset ${from}`,

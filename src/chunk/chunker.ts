@@ -15,6 +15,11 @@
  * boundaries, chunks are often shorter than `size`, and the overlap is at most `overlap` tokens, whole pieces only.
  * On text without sentence punctuation and a word tokenizer it reproduces the word sliding window exactly
  * (`w1 … w10`, size 4, overlap 1 → `w1 w2 w3 w4`, `w4 w5 w6 w7`, `w7 w8 w9 w10`).
+ *
+ * Linear time: SentenceSplitter's sentence tokenizer is quadratic in a paragraph's length (a 1 MB document took
+ * 520 s at 128 tokens), so by default the chunk strings come from `splitter.ts`, a linear port that gives the same
+ * strings (test/chunk/differential.test.ts runs both on every document of SciFact, TREC-DL and the helpdesk demo);
+ * `{ splitter: 'llamaindex' }` runs LlamaIndex's own, which stays the reference. The alignment is linear too.
  */
 import { SentenceSplitter } from 'llamaindex/node-parser';
 import { Tiktoken } from 'js-tiktoken/lite';
@@ -22,6 +27,7 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
+import { splitText, type SplitCounter, type SplitOptions } from './splitter.js';
 
 /** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
 export interface Tokenizer {
@@ -29,6 +35,17 @@ export interface Tokenizer {
   readonly name: string;
   /** Tokens of `text`; only the length is used. Must be deterministic. */
   encode(text: string): ArrayLike<unknown>;
+  /**
+   * Optional fast count: `encode(text).length` when that is at most `limit` (default: no limit), else any number
+   * greater than `limit` (it may stop counting there). The linear splitter needs exact counts only up to the chunk
+   * size, so it can stop tokenizing a long text after `size` tokens.
+   */
+  count?(text: string, limit?: number): number;
+}
+
+/** `tokenizer.count(text, limit)` when the tokenizer has it, else `encode(text).length`. Same contract as `count`. */
+export function countTokens(tokenizer: Tokenizer, text: string, limit = Infinity): number {
+  return tokenizer.count !== undefined ? tokenizer.count(text, limit) : tokenizer.encode(text).length;
 }
 
 let cl100k: Tokenizer | undefined;
@@ -54,21 +71,30 @@ export function defaultTokenizer(): Tokenizer {
     const encoding = new Tiktoken(cl100kBase);
     const pattern = new RegExp(cl100kBase.pat_str, 'gu');
     const memo = new Map<string, number[]>();
+    const idsOf = (pre: string): number[] => {
+      let ids = memo.get(pre);
+      if (ids === undefined) {
+        ids = encoding.encode(pre, [], []);
+        if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
+        memo.set(pre, ids);
+      }
+      return ids;
+    };
     cl100k = {
       name: 'cl100k_base',
       encode(text: string): number[] {
         const out: number[] = [];
-        for (const m of text.matchAll(pattern)) {
-          const pre = m[0];
-          let ids = memo.get(pre);
-          if (ids === undefined) {
-            ids = encoding.encode(pre, [], []);
-            if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
-            memo.set(pre, ids);
-          }
-          for (const id of ids) out.push(id);
-        }
+        for (const m of text.matchAll(pattern)) for (const id of idsOf(m[0])) out.push(id);
         return out;
+      },
+      count(text: string, limit = Infinity): number {
+        // Pre-tokens are cut left to right and each adds ≥ 0 tokens, so a partial sum above `limit` settles it.
+        let n = 0;
+        for (const m of text.matchAll(pattern)) {
+          n += idsOf(m[0]).length;
+          if (n > limit) return n;
+        }
+        return n;
       },
     };
   }
@@ -84,7 +110,7 @@ export function chunkingKey(spec: ChunkingSpec): string {
 }
 
 /** Throws `HarnessError('CONFIG_INVALID')` naming size and overlap unless the spec is valid (field case C01). */
-function validate(spec: ChunkingSpec): void {
+export function validateChunkingSpec(spec: ChunkingSpec): void {
   const { size, overlap } = spec;
   const both = `chunking.size (${String(size)}), chunking.overlap (${String(overlap)})`;
   const fail = (why: string, remedy: string): never => {
@@ -99,11 +125,40 @@ function validate(spec: ChunkingSpec): void {
   if (overlap >= size) fail('overlap must be smaller than size', `use an overlap below ${size}, e.g. ${Math.floor(size / 8)}`);
 }
 
+/** Options of {@link chunkDocuments}. */
+export interface ChunkOptions {
+  /**
+   * Which splitter makes the chunk strings: `linear` (default, `splitter.ts`, linear time) or `llamaindex`
+   * (LlamaIndex's SentenceSplitter itself with the alignment's unbounded search: the chunker as it was before the
+   * linear route, quadratic in a paragraph's length; the reference of the differential test and the bench). Both
+   * give the same chunks.
+   */
+  splitter?: 'linear' | 'llamaindex';
+  /** Operation counter for the linear splitter (ignored by `llamaindex`), incremented in place. */
+  counter?: SplitCounter;
+}
+
+/**
+ * LlamaIndex's `SentenceSplitter.splitText` with `chunkSize`, `chunkOverlap` in tokens of `tokenizer` (never the
+ * global `Settings.tokenizer`), its logger silenced. The reference for `splitter.ts`.
+ */
+export function llamaIndexSplitText(chunkSize: number, chunkOverlap: number, tokenizer: Tokenizer): (text: string) => string[] {
+  const silent = { log: () => {}, error: () => {}, warn: () => {} };
+  const splitter = new SentenceSplitter({
+    chunkSize,
+    chunkOverlap,
+    // SentenceSplitter only calls encode(text).length.
+    tokenizer: { encode: (text: string) => tokenizer.encode(text), decode: () => '' } as never,
+    logger: silent as never,
+  });
+  return (text) => splitter.splitText(text);
+}
+
 /**
  * Cuts `docs` into chunks, in document order then position order.
  *
  * - `spec.size === null`: one chunk per document, the whole text (`<docId>#0`, `[0, text.length)`).
- * - `spec.size === n`: SentenceSplitter with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
+ * - `spec.size === n`: SentenceSplitter's chunks (by default from its linear port, see `options`) with `chunkSize = n`, `chunkOverlap = spec.overlap` (tokens of `tokenizer`,
  *   default {@link defaultTokenizer}); ids `<docId>#<ordinal>`, ordinal 0-based and contiguous. Each chunk's
  *   `[start, end)` is found by forward alignment (see `align.ts`); `text = doc.text.slice(start, end)` and `tokens`
  *   is the token count of that text. Where SentenceSplitter lost characters (a punctuation mark after another one,
@@ -119,9 +174,14 @@ function validate(spec: ChunkingSpec): void {
  * naming the document when SentenceSplitter fails on it (it throws "Single token exceeded chunk size" when one
  * character is more tokens than `size`, e.g. an emoji at size 1). Does not change its inputs.
  */
-export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokenizer: Tokenizer = defaultTokenizer()): Chunk[] {
-  validate(spec);
-  const count = (text: string): number => tokenizer.encode(text).length;
+export function chunkDocuments(
+  docs: readonly Doc[],
+  spec: ChunkingSpec,
+  tokenizer: Tokenizer = defaultTokenizer(),
+  options: ChunkOptions = {},
+): Chunk[] {
+  validateChunkingSpec(spec);
+  const count = (text: string): number => countTokens(tokenizer, text);
   const chunks: Chunk[] = [];
   const size = spec.size;
   if (size === null) {
@@ -131,19 +191,18 @@ export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokeniz
     }
     return chunks;
   }
-  const silent = { log: () => {}, error: () => {}, warn: () => {} };
-  const splitter = new SentenceSplitter({
+  const split = options.splitter === 'llamaindex' ? llamaIndexSplitText(size, spec.overlap, tokenizer) : undefined;
+  const splitOptions: SplitOptions = {
     chunkSize: size,
     chunkOverlap: spec.overlap,
-    // SentenceSplitter only calls encode(text).length.
-    tokenizer: { encode: (text: string) => tokenizer.encode(text), decode: () => '' } as never,
-    logger: silent as never,
-  });
+    countTokens: (text, limit) => countTokens(tokenizer, text, limit),
+    counter: options.counter,
+  };
   for (const doc of docs) {
     if (doc.text.trim() === '') continue;
     let pieces: string[];
     try {
-      pieces = splitter.splitText(doc.text);
+      pieces = split === undefined ? splitText(doc.text, splitOptions) : split(doc.text);
     } catch (e) {
       throw new HarnessError(
         'CONFIG_INVALID',
@@ -151,14 +210,37 @@ export function chunkDocuments(docs: readonly Doc[], spec: ChunkingSpec, tokeniz
         { location: { path: 'chunking.size' }, remedy: 'use a larger chunking.size', cause: e },
       );
     }
-    const spans = alignChunks(doc.text, pieces, { overlap: spec.overlap, countTokens: count });
-    let ordinal = 0;
-    for (const span of spans) {
-      if (span === null) continue;
-      const text = doc.text.slice(span.start, span.end);
-      chunks.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text, start: span.start, end: span.end, tokens: count(text) });
-      ordinal++;
+    for (const c of chunksFromPieces(doc, pieces, spec.overlap, tokenizer, { unbounded: split !== undefined, counter: options.counter })) {
+      chunks.push(c);
     }
   }
   return chunks;
+}
+
+/**
+ * The chunks of one document from the splitter's strings `pieces` (in order): aligned to character ranges (see
+ * `align.ts`; `overlap` in tokens of `tokenizer`), dropped where the alignment returns null, ids `<docId>#<ordinal>`,
+ * `text` the document's slice, `tokens` its count. What {@link chunkDocuments} does after splitting; exported so
+ * that the differential test can turn LlamaIndex's strings into chunks the same way. `unbounded`: the alignment's
+ * unbounded search (the chunker before the linear route). Throws a plain `Error` when a piece is not in the text.
+ */
+export function chunksFromPieces(
+  doc: Doc,
+  pieces: readonly string[],
+  overlap: number,
+  tokenizer: Tokenizer,
+  options: { unbounded?: boolean; counter?: SplitCounter } = {},
+): Chunk[] {
+  const count = (text: string): number => countTokens(tokenizer, text);
+  const spans = alignChunks(doc.text, pieces, { overlap, countTokens: count, unbounded: options.unbounded, counter: options.counter });
+  const out: Chunk[] = [];
+  let ordinal = 0;
+  for (const span of spans) {
+    if (span === null) continue;
+    const text = doc.text.slice(span.start, span.end);
+    if (options.counter) options.counter.tokenizedChars += text.length;
+    out.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text, start: span.start, end: span.end, tokens: count(text) });
+    ordinal++;
+  }
+  return out;
 }

@@ -77,6 +77,8 @@ export function nextDown(x: number): number {
  * Builds one reranked list from a ranking and the scores of its top `depth` hits (see the module doc for the scores
  * of the kept-below part). `list` is in rank order; `scores[i]` is the reranker score of `list[i]` for
  * i < min(depth, list.length). Pure; returns new hit objects.
+ * @throws HarnessError('RERANK_FAILED') when the lowest reranked score is so close to −Number.MAX_VALUE that the hits
+ *   kept below it would need −Infinity.
  */
 export function mergeReranked(list: readonly Hit[], depth: number, scores: readonly number[]): Hit[] {
   const n = Math.min(depth, list.length);
@@ -88,6 +90,10 @@ export function mergeReranked(list: readonly Hit[], depth: number, scores: reado
   for (let j = 1; j <= list.length - n; j++) {
     const cand = m - j;
     const s = cand < prev ? cand : nextDown(prev);
+    if (!Number.isFinite(s))
+      throw new HarnessError('RERANK_FAILED', `reranker score ${m} is too close to -${Number.MAX_VALUE} to place the ${list.length - n} hit(s) below the reranked top ${n} in one descending score column`, {
+        remedy: 'rescale the reranker\'s scores (logits or probabilities are far from this limit)',
+      });
     out.push({ id: list[n - 1 + j].id, score: s });
     prev = s;
   }

@@ -22,7 +22,8 @@ import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Level
 import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config/expand.js';
 import { loadDataset } from '../load/dataset.js';
-import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
+import { defaultTokenizer } from '../chunk/chunker.js';
+import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { TIE_RULE } from '../retrieve/rank.js';
 import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
 import { hybridRetriever, keywordRetriever, listRetriever, semanticRetriever } from '../retrieve/builtin.js';
@@ -281,7 +282,11 @@ export async function runSweep(
     emit({ kind: 'progress', stage: 'chunk', done: i, total: specs.length });
     const t0 = performance.now();
     try {
-      const chunks = chunkDocuments(dataset.docs, spec, tokenizer);
+      // Both cores (worker threads) for large corpora; in-process below a few hundred KB. Identical chunks either way.
+      const chunks = await chunkDocumentsParallel(dataset.docs, spec, {
+        signal,
+        onProgress: (done, total) => emit({ kind: 'progress', stage: `chunk ${key}`, done, total }),
+      });
       const docOf = new Map<string, string>();
       for (const d of dataset.docs) docOf.set(d.id, d.id);
       for (const c of chunks) docOf.set(c.id, c.docId);

@@ -1,3 +1,4 @@
+import { isHarnessError } from '../../src/errors.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergeReranked, nextDown, rerankLists } from '../../src/rerank/apply.js';
@@ -155,7 +156,8 @@ describe('mergeReranked: one strictly ordered score column', () => {
     const arb = fc.record({
       ids: fc.uniqueArray(fc.string({ minLength: 1, maxLength: 3 }), { minLength: 0, maxLength: 12 }),
       depth: fc.integer({ min: 1, max: 15 }),
-      scores: fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.double({ noNaN: true, noDefaultInfinity: true })), { minLength: 15, maxLength: 15 }),
+      // Scores within ±1e300: below −MAX_VALUE + 15 there is no room for the kept-below hits (that case throws, tested apart).
+      scores: fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.double({ noNaN: true, min: -1e300, max: 1e300 })), { minLength: 15, maxLength: 15 }),
     });
     fc.assert(
       fc.property(arb, ({ ids, depth, scores }) => {
@@ -169,5 +171,15 @@ describe('mergeReranked: one strictly ordered score column', () => {
         for (let i = n; i < out.length; i++) expect(out[i].score).toBeLessThan(out[i - 1].score);
       }),
     );
+  });
+
+  it('a lowest reranked score at -Number.MAX_VALUE leaves no room below: RERANK_FAILED, not -Infinity scores', () => {
+    let e: unknown;
+    try {
+      mergeReranked([{ id: 'a', score: 2 }, { id: 'b', score: 1 }], 1, [-Number.MAX_VALUE]);
+    } catch (x) {
+      e = x;
+    }
+    expect(isHarnessError(e, 'RERANK_FAILED')).toBe(true);
   });
 });

@@ -1,0 +1,226 @@
+/**
+ * Chunking on worker threads (piscina): the same chunks as {@link chunkDocuments}, in the same order, with progress.
+ *
+ * Documents are cut into batches of consecutive documents (about {@link BATCH_CHARS} characters each, at least one
+ * document) that run on a pool of worker threads; each worker loads the cl100k ranks once. A single document is never
+ * split across workers (SentenceSplitter's merge runs over the whole document), so one huge document runs on one
+ * thread. Inputs under {@link IN_PROCESS_CHARS} characters in all run in-process (a worker costs ~0.3 s to start).
+ *
+ * The worker is `worker.ts` beside this file under tsx or vitest (started with `--import <tsx loader>`), else the
+ * compiled `worker.js`.
+ */
+import { setMaxListeners } from 'node:events';
+import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import { HarnessError } from '../errors.js';
+import type { Chunk, ChunkingSpec, Doc } from '../types.js';
+import { chunkDocuments, defaultTokenizer, validateChunkingSpec } from './chunker.js';
+import type { ChunkTask, ChunkTaskResult } from './worker.js';
+
+/** Target characters of document text per worker task. */
+export const BATCH_CHARS = 256 * 1024;
+/** Below this many characters of document text in all, chunking runs in-process. */
+export const IN_PROCESS_CHARS = 384 * 1024;
+
+/** Options of {@link chunkDocumentsParallel}. */
+export interface ParallelChunkOptions {
+  /** Worker threads (integer ≥ 1); default `min(2, os.availableParallelism())`. */
+  threads?: number;
+  /** Called after each batch with documents done so far and the total (0 ≤ doneDocs ≤ totalDocs), in order of
+   *  completion; the last call is `(totalDocs, totalDocs)`. Must not throw. */
+  onProgress?: (doneDocs: number, totalDocs: number) => void;
+  /** Aborts the work: pending batches are cancelled, the workers stopped, and the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /**
+   * `linear` (default) or `llamaindex` (LlamaIndex's SentenceSplitter, the reference; see `ChunkOptions`). For tests
+   * and the bench.
+   */
+  splitter?: 'linear' | 'llamaindex';
+  /**
+   * A pool from {@link createChunkPool} to run on (its workers stay warm across calls, e.g. one per chunking of a
+   * sweep); it is not closed. Without it a pool of `threads` workers is started and closed inside the call.
+   */
+  pool?: ChunkPool;
+  /** Characters per batch (default {@link BATCH_CHARS}) and in-process threshold (default {@link IN_PROCESS_CHARS}); for tests. */
+  batchChars?: number;
+  inProcessChars?: number;
+}
+
+/** Default worker threads: min(2, available CPUs). */
+export function defaultChunkThreads(): number {
+  return Math.max(1, Math.min(2, availableParallelism()));
+}
+
+/** Worker threads that chunk; reuse one across calls to keep the tokenizer loaded and its memo warm. */
+export interface ChunkPool {
+  /** Worker threads (≥ 1). */
+  readonly threads: number;
+  /** Runs one batch (internal task format of `worker.ts`). */
+  run(task: ChunkTask, signal?: AbortSignal): Promise<ChunkTaskResult>;
+  /** Stops the workers; pending tasks reject. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `threads` chunking worker threads (default {@link defaultChunkThreads}; integer ≥ 1, else
+ * `HarnessError('CONFIG_INVALID')`). Close it with `close()`.
+ */
+export function createChunkPool(threads: number = defaultChunkThreads()): ChunkPool {
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new HarnessError('CONFIG_INVALID', `chunking threads (${String(threads)}) must be an integer >= 1`, {
+      location: { path: 'threads' },
+      remedy: 'pass threads: 1 or 2',
+    });
+  }
+  const { filename, execArgv } = workerStart();
+  const pool = new Piscina<ChunkTask, ChunkTaskResult>({ filename, execArgv, minThreads: threads, maxThreads: threads, idleTimeout: 1000 });
+  return {
+    threads,
+    run: (task, signal) => pool.run(task, signal === undefined ? {} : { signal }),
+    close: () => pool.destroy(),
+  };
+}
+
+/** Consecutive index ranges `[from, to)` of `docs`, each about `batchChars` characters (at least one document). */
+function batches(docs: readonly Doc[], batchChars: number): [number, number][] {
+  const out: [number, number][] = [];
+  let from = 0;
+  let chars = 0;
+  docs.forEach((d, i) => {
+    chars += d.text.length;
+    if (chars >= batchChars) {
+      out.push([from, i + 1]);
+      from = i + 1;
+      chars = 0;
+    }
+  });
+  if (from < docs.length) out.push([from, docs.length]);
+  return out;
+}
+
+/** How to start the worker: the `.ts` source under a tsx loader when this module runs from source, else the `.js`. */
+function workerStart(): { filename: string; execArgv: string[] } {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    const tsx = pathToFileURL(createRequire(here).resolve('tsx')).href;
+    return { filename: fileURLToPath(new URL('./worker.ts', here)), execArgv: ['--import', tsx] };
+  }
+  return { filename: fileURLToPath(new URL('./worker.js', here)), execArgv: [] };
+}
+
+function unwrap(result: ChunkTaskResult): ChunkTaskResult & { ok: true } {
+  if (result.ok) return result;
+  const e = result.error;
+  if (e.harness && e.code !== undefined) throw new HarnessError(e.code, e.message, { location: e.location, remedy: e.remedy });
+  const err = new Error(`chunking worker: ${e.message}`);
+  if (e.stack !== undefined) err.stack = e.stack;
+  throw err;
+}
+
+/** Runs `tasks` on a pool (or in-process when small), returning results in task order. */
+async function runTasks(
+  docs: readonly Doc[],
+  make: (from: number, to: number) => ChunkTask,
+  local: (task: ChunkTask) => ChunkTaskResult,
+  options: ParallelChunkOptions,
+): Promise<(ChunkTaskResult & { ok: true })[]> {
+  const { onProgress, signal } = options;
+  const threads = options.pool?.threads ?? options.threads ?? defaultChunkThreads();
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new HarnessError('CONFIG_INVALID', `chunking threads (${String(threads)}) must be an integer >= 1`, {
+      location: { path: 'threads' },
+      remedy: 'pass threads: 1 or 2',
+    });
+  }
+  signal?.throwIfAborted();
+  const ranges = batches(docs, options.batchChars ?? BATCH_CHARS);
+  const total = docs.reduce((n, d) => n + d.text.length, 0);
+  const results: (ChunkTaskResult & { ok: true })[] = new Array(ranges.length);
+  let done = 0;
+  if (total < (options.inProcessChars ?? IN_PROCESS_CHARS)) {
+    ranges.forEach(([from, to], i) => {
+      results[i] = unwrap(local(make(from, to)));
+      done += to - from;
+      onProgress?.(done, docs.length);
+    });
+    if (ranges.length === 0) onProgress?.(0, 0);
+    return results;
+  }
+  const pool = options.pool ?? createChunkPool(Math.min(threads, ranges.length));
+  // Piscina adds one abort listener per task: give it an internal signal sized for that, linked to the caller's.
+  const internal = new AbortController();
+  setMaxListeners(ranges.length + 10, internal.signal);
+  const forward = (): void => internal.abort(signal?.reason);
+  signal?.addEventListener('abort', forward, { once: true });
+  try {
+    await Promise.all(
+      ranges.map(async ([from, to], i) => {
+        const result = await pool.run(make(from, to), internal.signal);
+        results[i] = unwrap(result);
+        done += to - from;
+        onProgress?.(done, docs.length);
+      }),
+    );
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    throw e;
+  } finally {
+    signal?.removeEventListener('abort', forward);
+    if (options.pool === undefined) await pool.close();
+  }
+  return results;
+}
+
+/**
+ * The chunks of {@link chunkDocuments}`(docs, spec)` with the default tokenizer (cl100k_base), identical and in the
+ * same order, computed on `threads` worker threads. See the module comment for batching and the in-process path.
+ *
+ * Throws (rejects with) what chunkDocuments throws — `HarnessError('CONFIG_INVALID')` for an invalid spec, before any
+ * work, or naming the document the splitter failed on — and `signal.reason` when aborted;
+ * `HarnessError('CONFIG_INVALID')` when `threads` is not an integer ≥ 1.
+ */
+export async function chunkDocumentsParallel(
+  docs: readonly Doc[],
+  spec: ChunkingSpec,
+  options: ParallelChunkOptions = {},
+): Promise<Chunk[]> {
+  validateChunkingSpec(spec);
+  const splitter = options.splitter ?? 'linear';
+  const results = await runTasks(
+    docs,
+    (from, to) => ({ docs: docs.slice(from, to), spec, splitter, output: 'chunks' }),
+    (task) => ({ ok: true, chunks: chunkDocuments(task.docs, task.spec, defaultTokenizer(), { splitter: task.splitter }) }),
+    options,
+  );
+  const out: Chunk[] = [];
+  for (const r of results) for (const c of r.chunks!) out.push(c);
+  return out;
+}
+
+/**
+ * The splitter's raw chunk strings per document (`SentenceSplitter.splitText(doc.text)` or its linear port), on
+ * worker threads, in document order: one array per document, blank documents included. `spec.size` must not be
+ * null. For the differential test and the bench. Throws like {@link chunkDocumentsParallel}, and a plain `Error`
+ * carrying the splitter's message when the splitter fails.
+ */
+export async function splitDocumentsParallel(
+  docs: readonly Doc[],
+  spec: ChunkingSpec,
+  options: ParallelChunkOptions = {},
+): Promise<string[][]> {
+  validateChunkingSpec(spec);
+  if (spec.size === null) throw new HarnessError('CONFIG_INVALID', 'chunking.size (null): raw splits need a size', { location: { path: 'chunking.size' }, remedy: 'give a size' });
+  const splitter = options.splitter ?? 'linear';
+  const { default: local } = await import('./worker.js');
+  const results = await runTasks(
+    docs,
+    (from, to) => ({ docs: docs.slice(from, to), spec, splitter, output: 'pieces' }),
+    local,
+    options,
+  );
+  const out: string[][] = [];
+  for (const r of results) for (const p of r.pieces!) out.push(p);
+  return out;
+}

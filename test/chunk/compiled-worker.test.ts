@@ -1,0 +1,58 @@
+/**
+ * The bin runs compiled JavaScript, where parallel.ts must start `worker.js` (not `worker.ts` under tsx). This test
+ * transpiles the chunker's modules to a temporary folder with TypeScript's `transpileModule` (what `npm run build` emits, minus the
+ * type check), links node_modules there, and runs chunkDocumentsParallel from the compiled files in a plain Node
+ * child process (no tsx), comparing with chunkDocuments here.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chunkDocuments } from '../../src/chunk/chunker.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chunk-compiled-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Transpiles `files` (paths relative to src/) into `to`, keeping the layout. */
+function transpile(files: string[], to: string): void {
+  for (const rel of files) {
+    const src = path.join(repoRoot, 'src', rel);
+    const out = ts.transpileModule(readFileSync(src, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+      fileName: src,
+    });
+    const dest = path.join(to, rel.replace(/\.ts$/, '.js'));
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(dest, out.outputText);
+  }
+}
+
+describe('compiled JavaScript: the worker is worker.js', () => {
+  it('chunkDocumentsParallel from transpiled dist files in plain node gives chunkDocuments’ chunks', () => {
+    // The chunker's own modules and what they import (types.ts is type-only).
+    const files = ['errors.ts', 'types.ts', ...readdirSync(path.join(repoRoot, 'src/chunk')).map((f) => `chunk/${f}`)];
+    transpile(files, path.join(tmp, 'dist'));
+    writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ type: 'module' }));
+    symlinkSync(path.join(repoRoot, 'node_modules'), path.join(tmp, 'node_modules'));
+    const docs = Array.from({ length: 12 }, (_, i) => ({
+      id: `d${i}`,
+      text: `Document ${i}. ${'The quick brown fox jumps over the lazy dog. Dr. Who visited www.testing.org today! '.repeat(20 + i)}`,
+    }));
+    const spec = { size: 64, overlap: 16 };
+    const script = `
+      import { chunkDocumentsParallel } from ${JSON.stringify(path.join(tmp, 'dist/chunk/parallel.js'))};
+      const docs = JSON.parse(process.argv[1]);
+      const chunks = await chunkDocumentsParallel(docs, ${JSON.stringify(spec)}, { threads: 2, batchChars: 5000, inProcessChars: 0 });
+      process.stdout.write(JSON.stringify(chunks));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(docs)], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(JSON.parse(out)).toEqual(chunkDocuments(docs, spec));
+  });
+});
