@@ -101,6 +101,7 @@ export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = 
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
+  warnings.push(...scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
   const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, {

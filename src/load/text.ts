@@ -40,7 +40,23 @@ export type DecodedText =
       warning: string;
     };
 
-const windows1252 = new TextDecoder('windows-1252');
+/**
+ * Windows-1252 bytes 0x80–0x9F as the WHATWG Encoding Standard's index-windows-1252 maps them (the five unassigned
+ * bytes 81, 8D, 8F, 90, 9D map to the C1 controls of the same value). Every other byte is the Unicode code point of
+ * the same value (ISO-8859-1). Written out because Node 20's `TextDecoder('windows-1252')` decodes 0x80–0x9F as
+ * ISO-8859-1 C1 controls (0x93 → U+0093 instead of U+201C), contrary to the standard.
+ */
+const CP1252_HIGH = [
+  0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008d, 0x017d, 0x008f,
+  0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178,
+].map((c) => String.fromCharCode(c));
+
+/** Decodes bytes as Windows-1252 (WHATWG); never fails, one UTF-16 code unit per byte. */
+export function decodeWindows1252(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString('latin1')
+    .replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]);
+}
 
 /**
  * Decodes the bytes of a text document by the rules in this module's header.
@@ -78,7 +94,7 @@ export function decodeDocumentBytes(bytes: Uint8Array, name: string): DecodedTex
   const bad = firstInvalidUtf8(bytes);
   return {
     kind: 'text',
-    text: windows1252.decode(bytes),
+    text: decodeWindows1252(bytes),
     encoding: 'windows-1252',
     warning:
       `${name}: not valid UTF-8 (byte 0x${bytes[bad].toString(16).padStart(2, '0')} at offset ${bad}); ` +
