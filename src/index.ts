@@ -28,6 +28,8 @@ export { loadDataset, type DatasetSpec } from './load/dataset.js';
 export { loadDocumentFolder } from './load/documents.js';
 export { parseQuestions } from './load/questions.js';
 export { loadBeir } from './load/beir.js';
+export { sampleDataset, judgedDocumentIds, type SampleSpec, type SampleRecord } from './load/sample.js';
+export { decodeDocumentBytes, type DecodedText } from './load/text.js';
 export { parseQrels, parseRun, readQrels, readRun, formatQrels, formatRun } from './load/trec.js';
 
 // chunk

@@ -62,6 +62,22 @@ export interface Dataset {
   fingerprint: string;
   /** Non-fatal findings (collapsed exact duplicate questions, repeated labels, ...). */
   warnings: string[];
+  /** Set when `dataset.sample` was given (src/load/sample.ts); `docs` and `fingerprint` are then the sample's. */
+  sample?: DatasetSample;
+}
+
+/** What `dataset.sample` kept (src/load/sample.ts `sampleDataset`), as recorded in the manifest's `dataset.sample`. */
+export interface DatasetSample {
+  /** `documents` asked for, ≥ 1. */
+  documents: number;
+  /** Seed of the draw of the other documents. */
+  seed: number;
+  /** Documents named by any label (any grade, 0 included), all kept. */
+  judged: number;
+  /** Documents in the sample: judged + drawn others = min(max(documents, judged), total). */
+  kept: number;
+  /** Documents in the full corpus. */
+  total: number;
 }
 
 /** How documents are cut into chunks. `size: null` means one chunk per whole document. */

@@ -121,6 +121,21 @@ export const configSchema = z
             'questions.jsonl lines with an unknown key: error naming file, line, key and the nearest known key (strict), ' +
               'or keep the question and warn (warn, for datasets written by other tools).',
           ),
+        sample: z
+          .object({
+            documents: z
+              .number()
+              .int()
+              .min(1, 'must be ≥ 1')
+              .describe('Documents kept in total: every judged document plus seeded random others up to this number.'),
+            seed: z.number().int().default(42).describe('Seed of the draw of the other documents.'),
+          })
+          .strict()
+          .optional()
+          .describe(
+            'Run on a sample of the corpus: every document any label names (grade 0 included) plus seeded random others; ' +
+              'recorded in the manifest; the report warns that metrics on a sample are optimistic.',
+          ),
       })
       .strict()
       .describe('Where the documents and labelled questions are.'),

@@ -14,20 +14,29 @@
  * - Dangling qrels rows follow the `labels` policy ({@link LabelPolicy}): a doc missing from the corpus is an error
  *   (`strict`), kept as an unretrievable label (`keep`) or removed (`drop`); a query missing from queries.jsonl is an
  *   error (`strict`) or, under both `keep` and `drop`, left out with a warning (a question without text cannot run).
- * Files are read whole and split on `\n` (CRLF accepted); each line is one `JSON.parse` or one `split('\t')`.
+ * - Warnings also name: documents with no text, with the questions they are relevant to (such a label can never be
+ *   retrieved; Cranfield's documents 471 and 995, 995 relevant to query 125); the count of queries that no row of
+ *   the split's qrels judges (left out; BEIR's queries.jsonl is shared by the splits); and lines that are not valid
+ *   UTF-8 (decoded with U+FFFD, as before, so fingerprints do not change).
+ * Files are streamed line by line (lines.ts: any size, exact 1-based line numbers, BOM and CRLF accepted); each line
+ * is one `JSON.parse` or one `split('\t')`. Only the parsed documents are held, never a whole file as one string
+ * (V8 strings stop near 512 MB).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HarnessError } from '../errors.js';
+import { HarnessError, isHarnessError } from '../errors.js';
 import { isValidGrade, MAX_GRADE } from '../score/grades.js';
 import type { Doc, Question } from '../types.js';
 import { DOCUMENT_UNREADABLE } from './documents.js';
+import { forEachLine } from './lines.js';
 import type { LabelPolicy } from './questions.js';
 
 /** Options of {@link loadBeir}. */
 export interface LoadBeirOptions {
   /** Dangling-label policy, default `strict`. */
   labels?: LabelPolicy;
+  /** Bytes read at a time from each file; default 1 MiB (tests pass tiny values to cut lines across reads). */
+  highWaterMark?: number;
 }
 
 /**
@@ -50,13 +59,16 @@ export async function loadBeir(
   const corpusFile = path.join(root, 'corpus.jsonl');
   const queriesFile = path.join(root, 'queries.jsonl');
   const qrelsFile = path.join(root, 'qrels', `${split}.tsv`);
-  const [corpusText, queriesText] = await Promise.all([mustRead(corpusFile), mustRead(queriesFile)]);
-  const qrelsText = await readQrels(root, split, qrelsFile);
+  await mustBeFile(corpusFile);
+  await mustBeFile(queriesFile);
+  await checkQrels(root, split, qrelsFile);
+  const read = { highWaterMark: opts.highWaterMark };
 
-  const docs = parseCorpus(corpusText, corpusFile, warnings);
+  const corpus = await parseCorpus(corpusFile, warnings, read);
+  const docs = corpus.docs;
   const docIds = new Set(docs.map((d) => d.id));
-  const queries = parseQueries(queriesText, queriesFile, warnings);
-  const qrels = parseQrels(qrelsText, qrelsFile, warnings);
+  const queries = await parseQueries(queriesFile, warnings, read);
+  const qrels = await parseQrels(qrelsFile, warnings, read);
 
   // Dangling rows.
   const missingQueries: { qid: string; line: number }[] = [];
@@ -96,9 +108,13 @@ export async function loadBeir(
   }
 
   const questions: Question[] = [];
+  let unjudged = 0;
   for (const [qid, q] of queries) {
     const judged = qrels.get(qid);
-    if (judged === undefined) continue;
+    if (judged === undefined) {
+      unjudged++;
+      continue;
+    }
     const relevant: Record<string, number> = {};
     for (const [doc, j] of judged.docs) {
       if (policy === 'drop' && !docIds.has(doc)) continue;
@@ -106,24 +122,48 @@ export async function loadBeir(
     }
     questions.push({ id: qid, text: q.text, relevant, evidence: [], tags: [], line: q.line });
   }
+  if (unjudged > 0) {
+    warnings.push(
+      `${queriesFile}: ${unjudged} of ${queries.size} queries have no judgement in qrels/${split}.tsv and are left out ` +
+        '(BEIR shares queries.jsonl between splits; each split judges its own queries)',
+    );
+  }
+  for (const e of corpus.empty) warnings.push(emptyDocumentWarning(corpusFile, e, questions));
   return { docs, questions, warnings };
 }
 
-async function mustRead(file: string): Promise<string> {
+/** The warning for a document with no text: where it is, and the questions that judge it (which can never find it). */
+function emptyDocumentWarning(file: string, e: { id: string; line: number }, questions: readonly Question[]): string {
+  const judging = questions.filter((q) => q.relevant[e.id] !== undefined);
+  const relevant = judging.filter((q) => q.relevant[e.id] > 0);
+  const list = (qs: Question[]): string =>
+    qs.slice(0, 10).map((q) => `${q.id} (grade ${q.relevant[e.id]})`).join(', ') + (qs.length > 10 ? `, ... (${qs.length - 10} more)` : '');
+  const head = `${file}:${e.line}: document ${e.id} has no text (kept; it yields no chunks and is never retrieved)`;
+  if (relevant.length > 0) return `${head}; relevant to ${relevant.length} question(s), which cannot find it: ${list(relevant)}`;
+  if (judging.length > 0) return `${head}; judged not relevant (grade 0) for ${judging.length} question(s): ${list(judging)}`;
+  return `${head}; no question judges it`;
+}
+
+async function mustBeFile(file: string): Promise<void> {
+  let isFile = false;
+  let cause: unknown;
   try {
-    return await readFile(file, 'utf8');
-  } catch (cause) {
-    throw new HarnessError('DATASET_NOT_FOUND', `BEIR file ${file} cannot be read`, {
+    isFile = (await stat(file)).isFile();
+  } catch (e) {
+    cause = e;
+  }
+  if (!isFile) {
+    throw new HarnessError('DATASET_NOT_FOUND', `BEIR file ${file} ${cause === undefined ? 'is not a file' : 'cannot be read'}`, {
       location: { file },
       remedy: 'a BEIR dataset folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv',
-      cause,
+      ...(cause === undefined ? {} : { cause }),
     });
   }
 }
 
-async function readQrels(root: string, split: string, file: string): Promise<string> {
+async function checkQrels(root: string, split: string, file: string): Promise<void> {
   const st = await stat(file).catch(() => undefined);
-  if (st?.isFile()) return readFile(file, 'utf8');
+  if (st?.isFile()) return;
   const present = await readdir(path.join(root, 'qrels')).catch(() => [] as string[]);
   const splits = present.filter((f) => f.endsWith('.tsv')).map((f) => f.slice(0, -4)).sort();
   throw new HarnessError('DATASET_NOT_FOUND', `qrels for split "${split}" not found: ${file}`, {
@@ -132,21 +172,42 @@ async function readQrels(root: string, split: string, file: string): Promise<str
   });
 }
 
-/** Calls `fn(line, lineNo)` for each non-blank line (1-based numbers; trailing `\r` removed; a leading BOM dropped). */
-function eachLine(text: string, fn: (line: string, lineNo: number) => void): void {
-  let pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let lineNo = 0;
-  while (pos <= text.length) {
-    let nl = text.indexOf('\n', pos);
-    if (nl === -1) nl = text.length;
-    lineNo++;
-    let end = nl;
-    if (end > pos && text.charCodeAt(end - 1) === 13) end--;
-    if (end > pos) {
-      const line = text.slice(pos, end);
-      if (line.trim() !== '') fn(line, lineNo);
-    }
-    pos = nl + 1;
+/**
+ * Streams `file` (lines.ts) and calls `fn(line, lineNo)` for each non-blank line (1-based numbers; trailing `\r`
+ * removed; a leading BOM dropped). Lines that are not valid UTF-8 are decoded with U+FFFD and listed in one warning.
+ * @throws what `fn` throws, unchanged; `DATASET_NOT_FOUND` naming the file and the last line read when the file
+ *   system fails part way.
+ */
+async function eachLine(
+  file: string,
+  warnings: string[],
+  read: { highWaterMark?: number | undefined },
+  fn: (line: string, lineNo: number) => void,
+): Promise<void> {
+  const invalid: number[] = [];
+  let reached = 0;
+  try {
+    await forEachLine(
+      file,
+      (line, lineNo, utf8) => {
+        reached = lineNo;
+        if (!utf8) invalid.push(lineNo);
+        if (line.trim() !== '') fn(line, lineNo);
+      },
+      read.highWaterMark !== undefined ? { highWaterMark: read.highWaterMark } : {},
+    );
+  } catch (cause) {
+    if (isHarnessError(cause)) throw cause;
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new HarnessError('DATASET_NOT_FOUND', `BEIR file ${file} cannot be read${reached > 0 ? ` after line ${reached}` : ''}: ${why}`, {
+      location: reached > 0 ? { file, line: reached } : { file },
+      remedy: 'a BEIR dataset folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv as readable files',
+      cause,
+    });
+  }
+  if (invalid.length > 0) {
+    const shown = invalid.slice(0, 10).join(', ') + (invalid.length > 10 ? `, ... (${invalid.length - 10} more)` : '');
+    warnings.push(`${file}: ${invalid.length} line(s) not valid UTF-8 (invalid bytes read as U+FFFD): line ${shown}; convert the file to UTF-8`);
   }
 }
 
@@ -176,9 +237,11 @@ function idOf(v: unknown): string | undefined {
   return undefined;
 }
 
-function parseCorpus(text: string, file: string, warnings: string[]): Doc[] {
+type Read = { highWaterMark?: number | undefined };
+
+async function parseCorpus(file: string, warnings: string[], read: Read): Promise<{ docs: Doc[]; empty: { id: string; line: number }[] }> {
   const byId = new Map<string, { doc: Doc; line: number }>();
-  eachLine(text, (line, lineNo) => {
+  await eachLine(file, warnings, read, (line, lineNo) => {
     const o = parseObject(line, file, lineNo, DOCUMENT_UNREADABLE);
     const id = idOf(o._id);
     const title = o.title === undefined || o.title === null ? '' : o.title;
@@ -206,14 +269,20 @@ function parseCorpus(text: string, file: string, warnings: string[]): Doc[] {
       remedy: 'corpus.jsonl needs one {"_id", "title", "text"} object a line',
     });
   }
-  const docs = [...byId.values()].map((v) => v.doc);
+  const docs: Doc[] = [];
+  const empty: { id: string; line: number }[] = [];
+  for (const v of byId.values()) {
+    docs.push(v.doc);
+    if (v.doc.text.trim() === '') empty.push({ id: v.doc.id, line: v.line });
+  }
   docs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return docs;
+  empty.sort((a, b) => a.line - b.line);
+  return { docs, empty };
 }
 
-function parseQueries(text: string, file: string, warnings: string[]): Map<string, { text: string; line: number }> {
+async function parseQueries(file: string, warnings: string[], read: Read): Promise<Map<string, { text: string; line: number }>> {
   const out = new Map<string, { text: string; line: number }>();
-  eachLine(text, (line, lineNo) => {
+  await eachLine(file, warnings, read, (line, lineNo) => {
     const o = parseObject(line, file, lineNo, 'QUESTIONS_INVALID');
     const id = idOf(o._id);
     if (id === undefined || typeof o.text !== 'string' || o.text.trim() === '') {
@@ -242,10 +311,10 @@ interface Judged {
 
 const INTEGER = /^[+-]?[0-9]+$/;
 
-function parseQrels(text: string, file: string, warnings: string[]): Map<string, Judged> {
+async function parseQrels(file: string, warnings: string[], read: Read): Promise<Map<string, Judged>> {
   const out = new Map<string, Judged>();
   let first = true;
-  eachLine(text, (line, lineNo) => {
+  await eachLine(file, warnings, read, (line, lineNo) => {
     const f = line.split('\t');
     const isFirst = first;
     first = false;

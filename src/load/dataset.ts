@@ -13,6 +13,7 @@ import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
 import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
+import { sampleDataset, type SampleSpec } from './sample.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -33,6 +34,13 @@ export interface DatasetSpec {
    * nearest known key; `warn` = the key is ignored with one warning per key (datasets written by other tools).
    */
   strictness?: Strictness;
+  /**
+   * Keep every judged document (named by any label, grade 0 included) plus seeded random others up to `documents`
+   * in total (src/load/sample.ts {@link sampleDataset}). The fingerprint is then the sample's, `Dataset.sample`
+   * records `{ documents, seed, judged, kept, total }`, and a warning says the metrics are optimistic and by how
+   * many fewer distractors. Default: the whole corpus.
+   */
+  sample?: SampleSpec;
 }
 
 /** Options of {@link loadDataset}. */
@@ -49,10 +57,30 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
  *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...) and a fingerprint
  *   ({@link fingerprintDataset}).
  * @throws HarnessError `DATASET_NOT_FOUND` (the folder, docs/, questions.jsonl or a BEIR file is missing; names
- *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value), and everything the layout loaders throw
+ *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value; a `sample` whose `documents` is not an integer
+ *   ≥ 1 or whose `seed` is not an integer), and everything the layout loaders throw
  *   (`DATASET_EMPTY`, `QUESTIONS_INVALID`, `LABEL_INVALID`, `QRELS_INVALID`).
  */
 export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = {}): Promise<Dataset> {
+  if (spec.sample !== undefined) checkSample(spec.sample);
+  const full = await loadFull(spec, opts);
+  return spec.sample === undefined ? full : sampleDataset(full, spec.sample).dataset;
+}
+
+function checkSample(s: SampleSpec): void {
+  const bad: [string, string][] = [];
+  if (!Number.isInteger(s.documents) || s.documents < 1) bad.push(['documents', 'an integer ≥ 1']);
+  if (!Number.isInteger(s.seed)) bad.push(['seed', 'an integer']);
+  if (bad.length > 0) {
+    const [key, want] = bad[0];
+    throw new HarnessError('CONFIG_INVALID', `dataset.sample.${key} must be ${want}, got ${JSON.stringify((s as unknown as Record<string, unknown>)[key])}`, {
+      location: { path: `dataset.sample.${key}` },
+      remedy: 'write dataset.sample: { documents: 1000, seed: 42 } (documents kept in total, seed of the draw)',
+    });
+  }
+}
+
+async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Dataset> {
   const labels = spec.labels ?? 'strict';
   if (!POLICIES.includes(labels)) {
     throw new HarnessError('CONFIG_INVALID', `dataset.labels must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(labels)}`, {
@@ -101,6 +129,7 @@ export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = 
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
+  warnings.push(...scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
   const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, {

@@ -2,11 +2,16 @@
  * Reading a folder of documents with LlamaIndex readers (`@llamaindex/readers`), one {@link Doc} per file.
  *
  * Reader per extension (case-insensitive):
- * - `.md`, `.markdown`, `.txt`: `TextFileReader`, i.e. the RAW file text decoded as UTF-8 (a leading BOM is dropped;
- *   CRLF line ends are kept). LlamaIndex's `MarkdownReader` is deliberately not used: it splits by headers and
- *   rewrites the text, and evidence ranges and chunk offsets must refer to the file as written.
- * - `.html`, `.htm`: `HTMLReader` (string-strip-html): head/script/style/xml removed with their contents, other tags
- *   removed, inner text kept. Quirk: HTML entities are NOT decoded (`&amp;` stays `&amp;`).
+ * - `.md`, `.markdown`, `.txt`: the RAW file text, decoded by text.ts {@link decodeDocumentBytes}: UTF-8 (a leading
+ *   BOM is dropped; CRLF line ends are kept), UTF-16 with a BOM, or, for bytes that are not valid UTF-8,
+ *   Windows-1252 with a warning naming the file; a file holding a NUL byte is binary and skipped with a warning.
+ *   (LlamaIndex's `TextFileReader` decodes with a non-fatal UTF-8 decoder, so it turned a binary into U+FFFD soup
+ *   without a word.) LlamaIndex's `MarkdownReader` is deliberately not used: it splits by headers and rewrites the
+ *   text, and evidence ranges and chunk offsets must refer to the file as written. Entities are not decoded here.
+ * - `.html`, `.htm`: bytes decoded as above, then `HTMLReader.parseContent` (string-strip-html with LlamaIndex's
+ *   options): head/script/style/xml removed with their contents, other tags removed, inner text kept; then HTML
+ *   entities decoded (`&amp;` → `&`, `&nbsp;` → U+00A0) by html-entities (HTML5 table). LlamaIndex's reader leaves
+ *   them encoded (`skipHtmlDecoding: true`); decoding after stripping keeps `&lt;b&gt;` as the text `<b>`.
  * - `.pdf`: `PDFReader` (unpdf / pdf.js), one LlamaIndex document per page; pages joined with `"\n\n"`.
  *   Quirk: pdf.js writes a warning to the console for malformed PDFs before it throws.
  * - `.docx`: `DocxReader` (mammoth raw text): paragraphs end with `"\n\n"`, including the last one.
@@ -15,12 +20,13 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { TextFileReader } from '@llamaindex/readers/text';
+import { decode as decodeEntities } from 'html-entities';
 import { HTMLReader } from '@llamaindex/readers/html';
 import { PDFReader } from '@llamaindex/readers/pdf';
 import { DocxReader } from '@llamaindex/readers/docx';
 import { HarnessError, type ErrorCode } from '../errors.js';
 import type { Doc } from '../types.js';
+import { decodeDocumentBytes } from './text.js';
 
 /** File extensions that are read (lower case, with the dot). Every other file is skipped and reported. */
 export const READ_EXTENSIONS: readonly string[] = ['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'];
@@ -31,17 +37,46 @@ export const READ_EXTENSIONS: readonly string[] = ['.md', '.markdown', '.txt', '
  */
 export const DOCUMENT_UNREADABLE: ErrorCode = 'DOCUMENT_INVALID';
 
-/** Files read concurrently (PDF and DOCX parsing is asynchronous). */
+/**
+ * Files read concurrently (PDF and DOCX parsing is asynchronous). Each task reads one file, decodes and converts it
+ * and drops its bytes, so at most this many files' bytes are in memory at once, whatever the folder's size.
+ */
 const CONCURRENCY = 8;
 
+/** What a reader made of one file: its text, or a reason to skip it; `warning` names the file. */
+type ReadResult = { text: string; warning?: string } | { skip: string };
+
 interface Reader {
-  loadDataAsContent(content: Uint8Array): Promise<{ text: string }[]>;
+  /** `file` is the absolute path, used in warnings. */
+  read(bytes: Uint8Array, file: string): Promise<ReadResult>;
 }
 
-const textReader = new TextFileReader();
+/** LlamaIndex's binary readers: one or more documents per file, joined with a blank line. */
+function llamaReader(r: { loadDataAsContent(content: Uint8Array): Promise<{ text: string }[]> }): Reader {
+  return { read: async (bytes) => ({ text: (await r.loadDataAsContent(bytes)).map((p) => p.text).join('\n\n') }) };
+}
+
 const htmlReader = new HTMLReader();
-const pdfReader = new PDFReader();
-const docxReader = new DocxReader();
+
+const textReader: Reader = {
+  read: async (bytes, id) => {
+    const d = decodeDocumentBytes(bytes, id);
+    if (d.kind === 'binary') return { skip: d.warning };
+    return d.warning === undefined ? { text: d.text } : { text: d.text, warning: d.warning };
+  },
+};
+
+const htmlTextReader: Reader = {
+  read: async (bytes, id) => {
+    const d = decodeDocumentBytes(bytes, id);
+    if (d.kind === 'binary') return { skip: d.warning };
+    const text = decodeEntities(await htmlReader.parseContent(d.text, htmlReader.getOptions()), { level: 'html5' });
+    return d.warning === undefined ? { text } : { text, warning: d.warning };
+  },
+};
+
+const pdfReader = llamaReader(new PDFReader());
+const docxReader = llamaReader(new DocxReader());
 
 function readerFor(ext: string): Reader | undefined {
   switch (ext) {
@@ -51,7 +86,7 @@ function readerFor(ext: string): Reader | undefined {
       return textReader;
     case '.html':
     case '.htm':
-      return htmlReader;
+      return htmlTextReader;
     case '.pdf':
       return pdfReader;
     case '.docx':
@@ -69,6 +104,12 @@ export interface DocumentFolderScan {
   skipped: string[];
   /** Ids of docs whose text is empty or whitespace only (kept in `docs`). */
   empty: string[];
+  /** Relative paths (sorted) of files with a read extension skipped because they hold binary content (NUL bytes). */
+  binary: string[];
+  /** Relative paths (sorted) of text files that were not valid UTF-8 and were read as Windows-1252. */
+  recoded: string[];
+  /** One warning per binary or re-coded file, naming it (`docs/ls.md: skipped, binary content ...`), in id order. */
+  warnings: string[];
 }
 
 /**
@@ -76,9 +117,13 @@ export interface DocumentFolderScan {
  * Doc id = path relative to `dir` with forward slashes (`faq/payments.md`). Names starting with `.` (files and
  * folders) are ignored entirely; symbolic links to files are read, symbolic links to folders are skipped.
  *
+ * Text files are decoded by text.ts (binary files skipped, non-UTF-8 read as Windows-1252, each with a warning).
+ * Files are read, decoded and converted one at a time per worker ({@link CONCURRENCY} workers): the folder's bytes
+ * are never all in memory at once; only the resulting Doc texts are kept.
+ *
  * @throws HarnessError `DATASET_NOT_FOUND` when `dir` does not exist or is not a folder (names the resolved path);
- *   `DATASET_EMPTY` when no file has a read extension (lists the extensions); {@link DOCUMENT_UNREADABLE} when a
- *   reader fails on a file (names the file, the reader's message is in `cause`).
+ *   `DATASET_EMPTY` when no file has a read extension, or every such file is binary (lists the extensions);
+ *   {@link DOCUMENT_UNREADABLE} when a reader fails on a file (names the file, the reader's message is in `cause`).
  */
 export async function scanDocumentFolder(dir: string): Promise<DocumentFolderScan> {
   const root = path.resolve(dir);
@@ -102,11 +147,34 @@ export async function scanDocumentFolder(dir: string): Promise<DocumentFolderSca
     );
   }
   const limit = pLimit(CONCURRENCY);
-  const docs = await Promise.all(files.map((id) => limit(() => readOne(root, id))));
-  docs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const read = await Promise.all(files.map((id) => limit(() => readOne(root, id))));
+  const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  read.sort(byId);
+  const docs: Doc[] = [];
+  const binary: string[] = [];
+  const recoded: string[] = [];
+  const warnings: string[] = [];
+  for (const r of read) {
+    if ('skip' in r.result) {
+      binary.push(r.id);
+      warnings.push(r.result.skip);
+      continue;
+    }
+    if (r.result.warning !== undefined) {
+      recoded.push(r.id);
+      warnings.push(r.result.warning);
+    }
+    docs.push({ id: r.id, text: r.result.text });
+  }
   skipped.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (docs.length === 0) {
+    throw new HarnessError('DATASET_EMPTY', `no readable documents in ${root}: all ${binary.length} file(s) with a read extension hold binary content`, {
+      location: { file: root },
+      remedy: `add text documents (${READ_EXTENSIONS.join(', ')}); a file with NUL bytes is not text, whatever its extension`,
+    });
+  }
   const empty = docs.filter((d) => d.text.trim().length === 0).map((d) => d.id);
-  return { docs, skipped, empty };
+  return { docs, skipped, empty, binary, recoded, warnings };
 }
 
 /**
@@ -142,14 +210,13 @@ async function walk(abs: string, rel: string, files: string[], skipped: string[]
   }
 }
 
-async function readOne(root: string, id: string): Promise<Doc> {
+async function readOne(root: string, id: string): Promise<{ id: string; result: ReadResult }> {
   const file = path.join(root, ...id.split('/'));
   const reader = readerFor(path.extname(id).toLowerCase());
   if (reader === undefined) throw new Error(`no reader for ${id}`); // walk() only lists read extensions
-  let parts: { text: string }[];
   try {
     const bytes = new Uint8Array(await readFile(file));
-    parts = await reader.loadDataAsContent(bytes);
+    return { id, result: await reader.read(bytes, file) };
   } catch (cause) {
     throw new HarnessError(
       DOCUMENT_UNREADABLE,
@@ -157,5 +224,4 @@ async function readOne(root: string, id: string): Promise<Doc> {
       { location: { file }, remedy: 'repair or remove the file (or move it out of the docs folder)', cause },
     );
   }
-  return { id, text: parts.map((p) => p.text).join('\n\n') };
 }

@@ -217,6 +217,7 @@ export async function runSweep(
         name: config.name,
         labels: config.dataset.labels,
         strictness: config.dataset.strictness,
+        ...(config.dataset.sample !== undefined ? { sample: config.dataset.sample } : {}),
       },
       // Relative dataset paths resolve against the config file's folder (errors then name both).
       { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },
@@ -528,6 +529,7 @@ export async function runSweep(
       layout: dataset.layout,
       split: dataset.split ?? null,
       fingerprint: dataset.fingerprint,
+      sample: dataset.sample ?? null,
       docs: dataset.docs.length,
       questions: dataset.questions.length,
       scored: scored.length,

@@ -58,7 +58,7 @@ describe('unknown config keys at every depth', () => {
   });
 
   it('the known keys come from the schema, so a key added to it is known without other code', () => {
-    expect(knownKeysAt(configSchema, ['dataset'], {})).toEqual(['path', 'split', 'labels', 'strictness']);
+    expect(knownKeysAt(configSchema, ['dataset'], {})).toEqual(['path', 'split', 'labels', 'strictness', 'sample']);
     expect(knownKeysAt(configSchema, [], {})).toEqual(Object.keys(configSchema.shape));
     expect(nearestKey('size', ['sizes', 'overlap'])).toBe('sizes');
     expect(nearestKey('q', ['k1', 'b'])).toBeUndefined();

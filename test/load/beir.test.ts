@@ -13,7 +13,9 @@ const fixtures = path.resolve(here, '../fixtures/load');
 describe('loadBeir', () => {
   it.each(['beir-header', 'beir-noheader'])('%s: qrels with or without a header line load the same', async (name) => {
     const { docs, questions, warnings } = await loadBeir(path.join(fixtures, name), 'test');
-    expect(warnings).toEqual([]);
+    // q9 has no qrels row: counted in the one warning (3 queries - 2 judged = 1)
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('1 of 3 queries have no judgement');
     // code-unit order: "d1" < "d10" < "d2"
     expect(docs).toEqual([
       { id: 'd1', text: 'Warranty lasts two years.' },
@@ -47,7 +49,9 @@ describe('loadBeir', () => {
       ['q2', { d2: 2, d404: 1 }],
       ['q1', { d1: 1 }],
     ]);
-    expect(warnings).toHaveLength(2);
+    // q7 (missing query), d404 (missing document), and the unjudged q9 counted
+    expect(warnings).toHaveLength(3);
+    expect(warnings[2]).toContain('1 of 3 queries have no judgement');
   });
 
   it('drop: a missing document is removed; a missing query is left out; one warning each', async () => {
@@ -56,7 +60,7 @@ describe('loadBeir', () => {
       ['q2', { d2: 2 }],
       ['q1', { d1: 1 }],
     ]);
-    expect(warnings).toHaveLength(2);
+    expect(warnings).toHaveLength(3);
   });
 });
 
@@ -65,7 +69,11 @@ const datasets = path.resolve(here, '../../../shared/datasets');
 describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('real data: scifact (BEIR, qrels header)', () => {
   it('test split: 5,183 docs, 300 questions, 339 judgements, all grade 1', async () => {
     const { docs, questions, warnings } = await loadBeir(path.join(datasets, 'scifact'), 'test');
-    expect(warnings).toEqual([]);
+    // queries.jsonl holds the train and test queries: 1,109 - 300 judged by test = 809 left out, in one warning
+    expect(warnings).toEqual([
+      `${path.join(datasets, 'scifact', 'queries.jsonl')}: 809 of 1109 queries have no judgement in qrels/test.tsv and are left out ` +
+        '(BEIR shares queries.jsonl between splits; each split judges its own queries)',
+    ]);
     expect(docs).toHaveLength(5183);
     expect(questions).toHaveLength(300);
     const grades = questions.flatMap((q) => Object.values(q.relevant));

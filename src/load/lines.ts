@@ -1,0 +1,72 @@
+/**
+ * Reading a text file line by line without holding it as one string (V8 strings stop at about 512 MB, and a BEIR
+ * corpus.jsonl can be larger). The file is read in chunks of `highWaterMark` bytes; lines are cut at `\n` bytes
+ * (0x0A never occurs inside a multi-byte UTF-8 sequence, so cutting bytes is safe) and decoded one at a time.
+ *
+ * Line rules (the same as splitting the whole decoded text on `\n`, which the loaders did before):
+ * - lines are numbered from 1; a line ends at `\n`, a trailing `\r` is removed (CRLF), a lone `\r` elsewhere is kept;
+ * - a UTF-8 byte order mark at the start of line 1 is dropped;
+ * - a line is decoded as UTF-8; invalid bytes become U+FFFD (as `readFile(file, 'utf8')` does) and the line is
+ *   reported as not valid UTF-8, so the caller can warn with the line number;
+ * - a final line without `\n` is a line; an empty final segment after the last `\n` is not reported.
+ */
+import { Buffer, isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+
+/** Options of {@link forEachLine}. */
+export interface ForEachLineOptions {
+  /** Bytes read at a time; default 1 MiB. Tests use tiny values to cut lines across chunk boundaries. */
+  highWaterMark?: number;
+}
+
+/**
+ * Calls `fn(line, lineNo, validUtf8)` for every line of `file`, in order, by the rules in this module's header.
+ * Memory: one chunk plus the longest line, whatever the file's size.
+ * @param fn receives the line without its line end, its 1-based number, and whether its bytes were valid UTF-8. It
+ *   may throw; reading then stops, the file is closed, and the error propagates unchanged.
+ * @returns the number of lines seen.
+ * @throws the file system's error (ENOENT, EISDIR, EACCES, ...) unchanged when the file cannot be opened or read;
+ *   callers turn it into a HarnessError naming the file.
+ */
+export async function forEachLine(
+  file: string,
+  fn: (line: string, lineNo: number, validUtf8: boolean) => void,
+  opts: ForEachLineOptions = {},
+): Promise<number> {
+  const highWaterMark = opts.highWaterMark ?? 1 << 20;
+  const fh = await open(file, 'r');
+  const stream = fh.createReadStream({ highWaterMark });
+  let lineNo = 0;
+  let carry: Buffer[] = [];
+  const emit = (bytes: Buffer): void => {
+    lineNo++;
+    let start = 0;
+    let end = bytes.length;
+    if (lineNo === 1 && end >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
+    if (end > start && bytes[end - 1] === 13) end--;
+    const b = bytes.subarray(start, end);
+    fn(b.toString('utf8'), lineNo, isUtf8(b));
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let pos = 0;
+      for (;;) {
+        const nl = chunk.indexOf(10, pos);
+        if (nl === -1) break;
+        if (carry.length > 0) {
+          carry.push(chunk.subarray(pos, nl));
+          const line = Buffer.concat(carry);
+          carry = [];
+          emit(line);
+        } else emit(chunk.subarray(pos, nl));
+        pos = nl + 1;
+      }
+      if (pos < chunk.length) carry.push(chunk.subarray(pos));
+    }
+    if (carry.length > 0) emit(Buffer.concat(carry));
+  } finally {
+    stream.destroy();
+    await fh.close().catch(() => undefined);
+  }
+  return lineNo;
+}
