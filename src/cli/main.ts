@@ -8,7 +8,8 @@ import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadConfigFile } from '../config/schema.js';
 import { runSweep, type SweepEvent } from '../run/sweep.js';
-import { writeArtifacts, loadSweepResult, checkOutputDir } from '../run/artifacts.js';
+import { writeArtifacts, loadSweepResult, checkOutputDir, checkOutputOutsideDataset } from '../run/artifacts.js';
+import { acquireOutputLock } from '../run/lock.js';
 import { analyze, withStatistics } from '../report/analyze.js';
 import { renderReports } from '../report/render.js';
 import { compareSweeps } from '../report/compare.js';
@@ -73,6 +74,8 @@ async function runCommand(configPath: string, opts: { out?: string; quiet?: bool
   if (opts.out !== undefined && opts.out.trim() === '')
     throw new HarnessError('USAGE', '--out is empty', { remedy: 'pass a folder path, or leave --out out to write results/<name>' });
   const outDir = path.resolve(opts.out ?? path.join('results', config.name));
+  checkOutputOutsideDataset(config, outDir);
+  const releaseOut = acquireOutputLock(outDir); // also released on process exit (kill -9 leaves a stale lock, taken over)
   checkOutputDir(outDir);
   const progress = progressReporter(Boolean(opts.quiet));
   let swept;
@@ -89,6 +92,7 @@ async function runCommand(configPath: string, opts: { out?: string; quiet?: bool
   const result = withStatistics(swept.result, analysis);
   const rendered = renderReports(result, analysis);
   writeArtifacts(outDir, result, rendered as unknown as Record<string, string>);
+  releaseOut();
   process.stdout.write(rendered.terminal.endsWith('\n') ? rendered.terminal : `${rendered.terminal}\n`);
   const t = swept.timings;
   process.stderr.write(

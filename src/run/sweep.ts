@@ -43,7 +43,7 @@ import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { locateModel } from '../embed/transformers.js';
 import { collectLists } from './retrieve.js';
-import { CheckpointStore, fileHash } from './checkpoint.js';
+import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -280,7 +280,9 @@ export async function runSweep(
     emit({ kind: 'progress', stage: 'chunk', done: i, total: specs.length });
     const t0 = performance.now();
     try {
-      const chunks = chunkDocuments(dataset.docs, spec, tokenizer);
+      // Chunking checkpoint (issue 13 §1): a re-run after a kill reads the chunks back instead of cutting again.
+      const chunkKey = chunkingCheckpointKey(dataset.fingerprint, dataset.docs, spec, tokenizer.name);
+      const chunks = store.getChunks(chunkKey, dataset.docs) ?? store.putChunks(chunkKey, dataset.docs, chunkDocuments(dataset.docs, spec, tokenizer));
       const docOf = new Map<string, string>();
       for (const d of dataset.docs) docOf.set(d.id, d.id);
       for (const c of chunks) docOf.set(c.id, c.docId);
