@@ -68,17 +68,51 @@ function manifest(out: string): { checkpoints: { reused: number; written: number
   return JSON.parse(readFileSync(path.join(out, 'manifest.json'), 'utf8'));
 }
 
-describe.skipIf(!hasGlove)('a kill at any stage costs only the unfinished stage', () => {
-  let baseOut: string;
-  beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'rs-kill-base-'));
-    baseOut = path.join(dir, 'results');
-    const r = await run([configWithFreshCache(dir), baseOut]);
-    expect(r.code, r.stderr).toBe(0);
-  }, 120_000);
+/** What one kill point left and what its re-run did, gathered up front so the points run side by side. */
+interface KillOutcome {
+  dir: string;
+  out: string;
+  killed: Ran;
+  before: string[];
+  afterKill: string[];
+  lockAfterKill: boolean;
+  tempAfterKill: boolean;
+  resumed: Ran;
+  leftovers: string[];
+  lockAfterResume: boolean;
+}
 
+const kept = ['matrix.json', 'manifest.json', 'per-query.jsonl'];
+
+async function killAndResume(baseOut: string, point: string): Promise<KillOutcome> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rs-kill-'));
+  const out = path.join(dir, 'results');
+  cpSync(baseOut, out, { recursive: true }); // the previous results
+  const read = () => kept.map((f) => readFileSync(path.join(out, f), 'utf8'));
+  const before = read();
+  const config = configWithFreshCache(dir);
+  const killed = await run([config, out, '--kill-at', point]);
+  const afterKill = read();
+  const lockAfterKill = existsSync(lockFileOf(out));
+  const tempAfterKill = readdirSync(dir).some((n) => n.startsWith('.results.tmp-'));
+  const resumed = await run([config, out]);
+  return {
+    dir,
+    out,
+    killed,
+    before,
+    afterKill,
+    lockAfterKill,
+    tempAfterKill,
+    resumed,
+    leftovers: readdirSync(dir).filter((n) => n.startsWith('.results.')),
+    lockAfterResume: existsSync(lockFileOf(out)),
+  };
+}
+
+describe.skipIf(!hasGlove)('a kill at any stage costs only the unfinished stage', () => {
   // [kill point, checkpoints the resumed run must reuse at least, extra check]
-  // 2 chunkings; per chunking a keyword unit and a semantic unit; hybrid fuses them.
+  // 2 chunkings; per chunking a keyword unit and a semantic unit; hybrid fuses them (8 checkpoints in all).
   const points: [string, number, (m: ReturnType<typeof manifest>) => void][] = [
     ['chunk#2', 1, () => {}], // the first chunking is done
     ['keyword#2', 3, () => {}], // both chunkings and the first keyword unit
@@ -88,32 +122,42 @@ describe.skipIf(!hasGlove)('a kill at any stage costs only the unfinished stage'
     ['score', 8, (m) => expect(m.checkpoints.written).toBe(0)], // every unit stored
     ['write', 8, (m) => expect(m.checkpoints.written).toBe(0)], // inside writeArtifacts
   ];
-  for (const [point, minReused, extra] of points) {
-    it(`a resumed run after a kill at ${point} equals an uninterrupted run`, async () => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'rs-kill-'));
-      const out = path.join(dir, 'results');
-      cpSync(baseOut, out, { recursive: true }); // the previous results
-      const before = ['matrix.json', 'manifest.json', 'per-query.jsonl'].map((f) => readFileSync(path.join(out, f), 'utf8'));
-      const config = configWithFreshCache(dir);
-      const killed = await run([config, out, '--kill-at', point]);
-      expect(killed.signal, killed.stderr).toBe('SIGKILL');
-      expect(killed.stderr).toContain('killing myself');
-      // The previous results are untouched by the kill; the dead run's lock (and temp folder) stay behind.
-      expect(['matrix.json', 'manifest.json', 'per-query.jsonl'].map((f) => readFileSync(path.join(out, f), 'utf8'))).toEqual(before);
-      expect(existsSync(lockFileOf(out))).toBe(true);
-      if (point === 'write') expect(readdirSync(dir).some((n) => n.startsWith('.results.tmp-'))).toBe(true);
+  let baseOut: string;
+  const outcomes = new Map<string, KillOutcome>();
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rs-kill-base-'));
+    baseOut = path.join(dir, 'results');
+    const r = await run([configWithFreshCache(dir), baseOut]);
+    expect(r.code, r.stderr).toBe(0);
+    // Three points at a time: each is two short child processes, mostly start-up.
+    const queue = points.map(([p]) => p);
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        for (let p = queue.shift(); p !== undefined; p = queue.shift()) outcomes.set(p, await killAndResume(baseOut, p));
+      }),
+    );
+  }, 240_000);
 
-      const resumed = await run([config, out]);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(metricColumns(out)).toEqual(metricColumns(baseOut));
-      expect(readFileSync(path.join(out, 'per-query.jsonl'), 'utf8')).toBe(readFileSync(path.join(baseOut, 'per-query.jsonl'), 'utf8'));
-      const m = manifest(out);
+  for (const [point, minReused, extra] of points) {
+    it(`a resumed run after a kill at ${point} equals an uninterrupted run`, () => {
+      const o = outcomes.get(point)!;
+      expect(o.killed.signal, o.killed.stderr).toBe('SIGKILL');
+      expect(o.killed.stderr).toContain('killing myself');
+      // The previous results are untouched by the kill; the dead run's lock (and temp folder) stay behind.
+      expect(o.afterKill).toEqual(o.before);
+      expect(o.lockAfterKill).toBe(true);
+      if (point === 'write') expect(o.tempAfterKill).toBe(true);
+
+      expect(o.resumed.code, o.resumed.stderr).toBe(0);
+      expect(metricColumns(o.out)).toEqual(metricColumns(baseOut));
+      expect(readFileSync(path.join(o.out, 'per-query.jsonl'), 'utf8')).toBe(readFileSync(path.join(baseOut, 'per-query.jsonl'), 'utf8'));
+      const m = manifest(o.out);
       expect(m.checkpoints.reused).toBeGreaterThanOrEqual(minReused);
       extra(m);
       // The stale lock was taken over and released; the dead run's temp folder was removed.
-      expect(existsSync(lockFileOf(out))).toBe(false);
-      expect(readdirSync(dir).filter((n) => n.startsWith('.results.'))).toEqual([]);
-    }, 60_000);
+      expect(o.lockAfterResume).toBe(false);
+      expect(o.leftovers).toEqual([]);
+    });
   }
 });
 
