@@ -5,8 +5,9 @@
  *
  *   node --import tsx scripts/crash-child.ts CONFIG.(yaml|json) OUT [--kill-at STAGE[#N]] [--kill-after-ms MS] [--no-resume]
  *
- * - `--kill-at STAGE[#N]`: the N-th (default 1st) sweep event whose stage starts with STAGE (`chunk`, `keyword`,
- *   `embed glove-100d`, `score`, ...); `write` kills inside writeArtifacts, once the temporary folder holds the reports and manifest.json.
+ * - `--kill-at [KIND:]STAGE[#N]`: the N-th (default 1st) sweep event whose stage starts with STAGE (`chunk`, `keyword`,
+ *   `embed glove-100d`, `score`, ...), counting only events of KIND (`stage` or `progress`) when given; `write` kills
+ *   inside writeArtifacts, once the temporary folder holds the reports and manifest.json.
  * - `--kill-after-ms MS`: after MS milliseconds of wall time.
  * Every event is printed to stderr as `event <ms> <kind> <stage> [done/total]`. A JSON config is a resolved-config
  * input for parseConfig (the tests write one); a YAML config goes through loadConfigFile.
@@ -35,7 +36,9 @@ const die = (why: string) => {
   process.kill(process.pid, 'SIGKILL');
 };
 if (killAfter !== undefined) setTimeout(() => die(`after ${killAfter} ms`), Number(killAfter));
-const [killStage, killNth] = killAt ? [killAt.split('#')[0], Number(killAt.split('#')[1] ?? 1)] : [undefined, 0];
+const killKind = killAt && /^(stage|progress):/.test(killAt) ? killAt.slice(0, killAt.indexOf(':')) : undefined;
+const killSpec = killKind ? killAt!.slice(killKind.length + 1) : killAt;
+const [killStage, killNth] = killSpec ? [killSpec.split('#')[0], Number(killSpec.split('#')[1] ?? 1)] : [undefined, 0];
 let seen = 0;
 
 const config = configPath.endsWith('.json')
@@ -49,7 +52,7 @@ const swept = await runSweep(config, {
   resume,
   onEvent: (e) => {
     process.stderr.write(`event ${Date.now() - t0} ${e.kind} ${'stage' in e ? e.stage : ''}${e.kind === 'progress' ? ` ${e.done}/${e.total}` : ''}\n`);
-    if (killStage !== undefined && 'stage' in e && e.stage.startsWith(killStage) && ++seen === killNth) die(`${e.kind} ${e.stage}`);
+    if (killStage !== undefined && 'stage' in e && (!killKind || e.kind === killKind) && e.stage.startsWith(killStage) && ++seen === killNth) die(`${e.kind} ${e.stage}`);
   },
 });
 const analysis = analyze(swept.result, { seed: config.statistics.seed, resamples: config.statistics.resamples, alpha: config.statistics.alpha });
