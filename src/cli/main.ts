@@ -86,6 +86,9 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     import('./progress.js'),
   ]);
   const outDir = path.resolve(opts.out ?? path.join('results', config.name));
+  artifacts.checkOutputOutsideDataset(config, outDir);
+  const { acquireOutputLock } = await import('../run/lock.js');
+  const releaseOut = acquireOutputLock(outDir); // also released on process exit (kill -9 leaves a stale lock, taken over)
   artifacts.checkOutputDir(outDir);
   const startup = performance.now() / 1000;
   const progress = createProgress({ quiet: Boolean(opts.quiet) });
@@ -131,6 +134,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   process.off('SIGINT', onSigint);
   if (interrupted) throw new Interrupted();
   const written = artifacts.writeArtifacts(outDir, result, rendered as unknown as Record<string, string>);
+  releaseOut();
   const reportSeconds = (performance.now() - tReport) / 1000;
   const totalSeconds = performance.now() / 1000;
   const t = swept.timings;

@@ -14,12 +14,13 @@
  *   (at the evidence level every measure but recall, which counts evidence spans, and the character/token measures).
  */
 import type { RenderedReports } from '../report/render.js';
-import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readFileSync, readdirSync, statSync, realpathSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { ConfigResult, ConfigSpec, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import { formatQrels, formatRun } from '../load/trec.js';
 import { HarnessError } from '../errors.js';
 import { runWarnings } from '../report/warnings.js';
+import { OWNER_FILE, assertNotLockedByOther, ownerRecord, removeStaleTemporaries } from './lock.js';
 
 /** One line of per-query.jsonl. */
 export interface PerQueryLine {
@@ -88,11 +89,15 @@ function outputError(message: string, outDir: string, remedy: string, cause?: un
 /**
  * Checks, before any work, that `outDir` can receive a results folder without destroying anything else: it must not
  * exist, or be an empty folder, or be a results folder this tool wrote earlier (which is replaced); it must not be the
- * working directory or one of its parents; and its parent must accept a new folder.
+ * working directory or one of its parents; and its parent must accept a new folder. First removes what killed runs left
+ * beside it (`.<name>.tmp-*` folders of owners that are gone; see `removeStaleTemporaries` in lock.ts) and refuses
+ * when a live process other than this one holds `<out>.lock`.
  * @throws HarnessError('OUTPUT_INVALID') naming the path and what to do.
  */
 export function checkOutputDir(outDir: string): void {
   const target = path.resolve(outDir);
+  assertNotLockedByOther(target);
+  removeStaleTemporaries(target);
   const cwd = process.cwd();
   if (cwd === target || cwd.startsWith(target.endsWith(path.sep) ? target : target + path.sep)) {
     throw outputError(`--out ${target} is the working directory or one of its parents`, outDir, 'pass a new folder such as results/my-run');
@@ -124,6 +129,54 @@ export function checkOutputDir(outDir: string): void {
   }
 }
 
+/** `p` with symbolic links resolved as far as it exists (the rest appended), so aliases of one folder compare equal. */
+function realish(p: string): string {
+  const abs = path.resolve(p);
+  let head = abs;
+  const tail: string[] = [];
+  while (true) {
+    try {
+      return path.join(realpathSync(head), ...tail.reverse());
+    } catch {
+      const up = path.dirname(head);
+      if (up === head) return abs;
+      tail.push(path.basename(head));
+      head = up;
+    }
+  }
+}
+
+function within(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+}
+
+/**
+ * Refuses a results folder inside the dataset (its root folder, and so its `docs/` folder: the next run would index
+ * report.md and report.html as documents), and a dataset inside the results folder (replacing the results would
+ * delete it). Symbolic links are resolved. `config.datasetPath` is the resolved, absolute dataset folder.
+ * @throws HarnessError('OUTPUT_INVALID') naming both paths.
+ */
+export function checkOutputOutsideDataset(config: { datasetPath: string }, outDir: string): void {
+  const out = realish(outDir);
+  const root = realish(config.datasetPath);
+  const docs = path.join(root, 'docs');
+  if (within(out, root)) {
+    const where = within(out, docs) ? `the dataset's docs folder ${docs}` : `the dataset folder ${root}`;
+    throw outputError(
+      `--out ${path.resolve(outDir)} is inside ${where}: the next run would read the results as part of the dataset`,
+      outDir,
+      `pass a folder outside ${root}, such as results/<name>`,
+    );
+  }
+  if (within(root, out)) {
+    throw outputError(
+      `the dataset folder ${root} is inside --out ${path.resolve(outDir)}: replacing the results would delete the dataset`,
+      outDir,
+      `pass a folder that does not contain ${root}, such as results/<name>`,
+    );
+  }
+}
+
 /**
  * Writes every artifact of `result` into `outDir` atomically (temp folder + rename).
  * @param rendered the report files from `renderReports` (`matrix.csv`, `matrix.json`, `report.md`, `report.html`).
@@ -147,6 +200,8 @@ export function writeArtifacts(
   };
   try {
     mkdirSync(tmp);
+    // Who is filling this folder: the next run removes it once this process is gone (lock.ts).
+    writeFileSync(path.join(tmp, OWNER_FILE), JSON.stringify(ownerRecord()) + '\n');
     for (const [name, text] of Object.entries(rendered)) if (name !== 'terminal') put(name, text);
     put('manifest.json', JSON.stringify(result.manifest, null, 2) + '\n');
     put(
@@ -185,6 +240,7 @@ export function writeArtifacts(
       if (row.status !== 'ok') continue;
       put(path.join('runs', `${row.config.id}.trec`), formatRun(runRows(row, result.level), row.config.id));
     }
+    unlinkSync(path.join(tmp, OWNER_FILE));
     const old = `${target}.old-${process.pid}-${Date.now()}`;
     if (existsSync(target)) renameSync(target, old);
     renameSync(tmp, target);

@@ -13,7 +13,33 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import type { Hit } from '../types.js';
+import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
+
+/** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
+export const CHUNKER_VERSION = 1;
+
+/** First bytes of a chunking checkpoint file (`<key>.chunks`). */
+const CHUNKS_MAGIC = 'RSCHUNK1';
+/** Int32 fields per chunk in a chunking checkpoint: doc index, ordinal, start, end, tokens. */
+const CHUNK_FIELDS = 5;
+
+/**
+ * The checkpoint key of a chunking: the dataset fingerprint, the documents' id order (the file refers to documents by
+ * position; the fingerprint sorts them), the chunking spec, the tokenizer name and {@link CHUNKER_VERSION}.
+ */
+export function chunkingCheckpointKey(fingerprint: string, docs: readonly Doc[], spec: ChunkingSpec, tokenizerName: string): string {
+  const order = createHash('sha256');
+  for (const d of docs) order.update(`${d.id}\n`);
+  return CheckpointStore.key({
+    kind: 'chunking',
+    dataset: fingerprint,
+    docOrder: order.digest('hex'),
+    size: spec.size,
+    overlap: spec.overlap,
+    tokenizer: tokenizerName,
+    chunker: CHUNKER_VERSION,
+  });
+}
 
 /** Bumped whenever what a ranking unit computes changes meaning. */
 export const CHECKPOINT_FORMAT = 1;
@@ -73,6 +99,71 @@ export class CheckpointStore {
       }
       return undefined;
     }
+  }
+
+  /**
+   * The chunks stored under `key` (see {@link chunkingCheckpointKey}), rebuilt against `docs`: ids `<docId>#<ordinal>`
+   * and `text = doc.text.slice(start, end)`. Undefined when absent, disabled, or not consistent with `docs` (a document
+   * index or range out of bounds): an unusable file is removed and recomputed, never trusted.
+   */
+  getChunks(key: string, docs: readonly Doc[]): Chunk[] | undefined {
+    if (!this.enabled) return undefined;
+    const file = path.join(this.dir, `${key}.chunks`);
+    if (!existsSync(file)) return undefined;
+    try {
+      const buf = readFileSync(file);
+      if (buf.length < 12 || buf.toString('latin1', 0, 8) !== CHUNKS_MAGIC) throw new Error('bad header');
+      const n = buf.readUInt32LE(8);
+      if (buf.length !== 12 + n * CHUNK_FIELDS * 4) throw new Error('bad length');
+      const f = new Int32Array(buf.buffer.slice(buf.byteOffset + 12, buf.byteOffset + buf.length));
+      const chunks: Chunk[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const o = i * CHUNK_FIELDS;
+        const doc = docs[f[o]];
+        const start = f[o + 2];
+        const end = f[o + 3];
+        if (!doc || start < 0 || end < start || end > doc.text.length) throw new Error('inconsistent with the documents');
+        chunks[i] = { id: `${doc.id}#${f[o + 1]}`, docId: doc.id, ordinal: f[o + 1], text: doc.text.slice(start, end), start, end, tokens: f[o + 4] };
+      }
+      this.hits.push(key);
+      return chunks;
+    } catch {
+      try {
+        unlinkSync(file);
+      } catch {
+        /* another run may have replaced it */
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * Stores `chunks` of `docs` under `key` atomically (temporary file, then rename) as a compact binary file: a
+   * 12-byte header, then 5 little-endian int32 per chunk (document index, ordinal, start, end, tokens; 20 bytes a
+   * chunk, so a million documents never build one large string). Chunks whose id is not `<docId>#<ordinal>` or whose
+   * document is not in `docs` are not storable: nothing is written. Returns `chunks`, so a call site reads
+   * `const chunks = store.getChunks(key, docs) ?? store.putChunks(key, docs, chunkDocuments(...))`.
+   */
+  putChunks(key: string, docs: readonly Doc[], chunks: Chunk[]): Chunk[] {
+    if (!this.enabled) return chunks;
+    const index = new Map<string, number>();
+    docs.forEach((d, i) => index.set(d.id, i));
+    const buf = Buffer.alloc(12 + chunks.length * CHUNK_FIELDS * 4);
+    buf.write(CHUNKS_MAGIC, 0, 'latin1');
+    buf.writeUInt32LE(chunks.length, 8);
+    const f = new Int32Array(buf.buffer, buf.byteOffset + 12, chunks.length * CHUNK_FIELDS);
+    for (const [i, c] of chunks.entries()) {
+      const d = index.get(c.docId);
+      if (d === undefined || c.id !== `${c.docId}#${c.ordinal}`) return chunks;
+      f.set([d, c.ordinal, c.start, c.end, c.tokens], i * CHUNK_FIELDS);
+    }
+    mkdirSync(this.dir, { recursive: true });
+    const file = path.join(this.dir, `${key}.chunks`);
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, buf);
+    renameSync(tmp, file);
+    this.writes.push(key);
+    return chunks;
   }
 
   /** Stores a unit atomically (temporary file, then rename). Scores round-trip exactly through JSON. */

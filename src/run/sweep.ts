@@ -52,7 +52,7 @@ import type { Reranker, RerankSpec } from '../rerank/types.js';
 import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
-import { CheckpointStore, fileHash } from './checkpoint.js';
+import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -283,11 +283,19 @@ export async function runSweep(
     emit({ kind: 'progress', stage: 'chunk', done: i, total: specs.length });
     const t0 = performance.now();
     try {
-      // Both cores (worker threads) for large corpora; in-process below a few hundred KB. Identical chunks either way.
-      const chunks = await chunkDocumentsParallel(dataset.docs, spec, {
-        signal,
-        onProgress: (done, total) => emit({ kind: 'progress', stage: `chunk ${key}`, done, total }),
-      });
+      // Chunking checkpoint (issue 13 §1): a re-run after a kill reads the chunks back instead of cutting again.
+      const chunkKey = chunkingCheckpointKey(dataset.fingerprint, dataset.docs, spec, tokenizer.name);
+      const chunks =
+        store.getChunks(chunkKey, dataset.docs) ??
+        store.putChunks(
+          chunkKey,
+          dataset.docs,
+          // Both cores (worker threads) for large corpora; in-process below a few hundred KB. Identical chunks either way.
+          await chunkDocumentsParallel(dataset.docs, spec, {
+            signal,
+            onProgress: (done, total) => emit({ kind: 'progress', stage: `chunk ${key}`, done, total }),
+          }),
+        );
       const docOf = new Map<string, string>();
       for (const d of dataset.docs) docOf.set(d.id, d.id);
       for (const c of chunks) docOf.set(c.id, c.docId);

@@ -334,8 +334,8 @@ describe('semantic and hybrid through the transformers.js provider (tiny offline
     expect(e3.from_checkpoint).toBe(true);
     expect(e3.documents).toBeUndefined();
     const cp = third.result.manifest.checkpoints as { reused: number; written: number };
-    // 2 chunkings x (keyword, semantic, hybrid) = 6 units, all reused, none written.
-    expect(cp).toMatchObject({ reused: 6, written: 0 });
+    // 2 chunkings (checkpointed too) + 2 chunkings x (keyword, semantic, hybrid) = 6 units: 8, all reused, none written.
+    expect(cp).toMatchObject({ reused: 2 + 6, written: 0 });
     const c = third.result.configs.find((x) => x.config.id === 'cs64-ov0.hybrid.tiny.k5')!;
     expect(c.perQuery).toEqual(a.perQuery);
     for (const row of second.result.configs) expect(third.result.configs.find((x) => x.config.id === row.config.id)!.means).toEqual(row.means);
