@@ -185,6 +185,8 @@ describe('lancedbRetriever on 600 random 16-d vectors', () => {
     expect(full.describe!()).toMatchObject({ index: { type: 'ivf_pq', partitions: 24, subVectors: 4, nprobes: 24, refineFactor: 60, reused: false } });
     const refined = await run(full, questions, 10);
     expect(refined.map((l) => l.map((h) => h.id))).toEqual(exact.map((l) => l.map((h) => h.id)));
+    // refined scores are exact squared-L2 distances turned into cos = 1 − d²/2: the flat scores up to float32 noise
+    for (let i = 0; i < exact.length; i++) for (let j = 0; j < 10; j++) expect(Math.abs(refined[i][j].score - exact[i][j].score)).toBeLessThan(1e-6);
     expect(annRecall(exact, refined, 10)).toEqual(questions.map(() => 1));
     await full.close!();
     // the same index is reused by a row with other query-time settings
