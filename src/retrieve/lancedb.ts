@@ -87,6 +87,8 @@ export interface LancedbDescription extends Record<string, unknown> {
 
 const DEFAULT_WRITE_BATCH = 4096;
 const DEFAULT_NPROBES = 20;
+/** Query vectors sent to LanceDB in one query (`addQueryVector`). */
+const QUERY_GROUP = 32;
 /** PQ codebooks have 2^8 centroids per sub-vector; LanceDB needs at least that many rows to train them. */
 const MIN_PQ_ROWS = 256;
 
@@ -357,23 +359,31 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
       index = { type: 'ivf_pq', partitions, subVectors, nprobes, refineFactor: setting.refineFactor ?? null, reused: built.reused, buildSeconds: built.seconds };
     }
 
-    const searchOne = async (q: Float32Array, depth: number): Promise<RetrievedHit[]> => {
-      if (table === undefined) return [];
-      if (q.length !== base.dimensions)
-        throw new HarnessError('EMBEDDING_FAILED', `query vector has ${q.length} values, the chunks' have ${base.dimensions}`, {
-          remedy: 'embed questions with the model that embedded the chunks',
-        });
-      let s = 0;
-      for (let j = 0; j < q.length; j++) s += q[j] * q[j];
-      if (!Number.isFinite(s))
-        throw new HarnessError('EMBEDDING_FAILED', 'query vector holds a non-finite value', { remedy: 'check the embedding provider' });
-      if (s === 0) return [];
-      const qn = new Float32Array(q.length);
-      putNormalised(q, q.length, qn, 0, '(query)');
+    /** One LanceDB query for up to QUERY_GROUP vectors (`addQueryVector`; rows carry `query_index` when > 1). */
+    const searchGroup = async (vs: readonly Float32Array[], depth: number): Promise<RetrievedHit[][]> => {
+      const out: RetrievedHit[][] = vs.map(() => []);
+      if (table === undefined) return out;
+      const live: { at: number; v: Float32Array }[] = [];
+      for (const [at, q] of vs.entries()) {
+        if (q.length !== base.dimensions)
+          throw new HarnessError('EMBEDDING_FAILED', `query vector has ${q.length} values, the chunks' have ${base.dimensions}`, {
+            remedy: 'embed questions with the model that embedded the chunks',
+          });
+        let s = 0;
+        for (let j = 0; j < q.length; j++) s += q[j] * q[j];
+        if (!Number.isFinite(s))
+          throw new HarnessError('EMBEDDING_FAILED', 'query vector holds a non-finite value', { remedy: 'check the embedding provider' });
+        if (s === 0) continue; // a zero query has no direction: no hits, as the in-memory index
+        const v = new Float32Array(q.length);
+        putNormalised(q, q.length, v, 0, '(query)');
+        live.push({ at, v });
+      }
+      if (live.length === 0) return out;
       // flat: dot distance 1 − q·v; IVF-PQ: squared L2 |q − v|² = 2 − 2 q·v on unit vectors (see the module header)
       const l2 = index.type === 'ivf_pq';
-      let query = table
-        .vectorSearch(qn)
+      let query = table.vectorSearch(live[0].v);
+      for (const x of live.slice(1)) query = query.addQueryVector(x.v);
+      query = query
         .distanceType(l2 ? 'l2' : 'dot')
         .limit(depth)
         .select(['id', '_distance']);
@@ -382,8 +392,9 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         query = query.nprobes(index.nprobes);
         if (index.refineFactor !== null) query = query.refineFactor(index.refineFactor);
       }
-      const rows = (await query.toArray()) as { id: string; _distance: number }[];
-      return rows.map((r) => ({ id: r.id, score: l2 ? 1 - r._distance / 2 : 1 - r._distance }));
+      const rows = (await query.toArray()) as { id: string; _distance: number; query_index?: number }[];
+      for (const r of rows) out[live[r.query_index ?? 0].at].push({ id: r.id, score: l2 ? 1 - r._distance / 2 : 1 - r._distance });
+      return out;
     };
 
     const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number, signal: AbortSignal): Promise<RetrievedHit[][]> => {
@@ -392,9 +403,9 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         'query',
       );
       const out: RetrievedHit[][] = [];
-      for (const v of qv) {
+      for (let i = 0; i < qv.length; i += QUERY_GROUP) {
         signal.throwIfAborted();
-        out.push(await searchOne(v, depth));
+        out.push(...(await searchGroup(qv.slice(i, i + QUERY_GROUP), depth)));
       }
       return out;
     };
