@@ -296,12 +296,15 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('LanceDB exact 
         // position j holds the same score up to float32 noise even when a near-tie swapped the ids
         expect(Math.abs(a[j].score - b[j].score)).toBeLessThan(1e-6);
         if (a[j].id !== b[j].id) {
+          // the in-memory hit is either elsewhere in LanceDB's list with the same score, or fell off its end, which
+          // only a near-tie with LanceDB's last hit allows
           const other = b.find((x) => x.id === a[j].id);
-          if (other) expect(Math.abs(other.score - a[j].score)).toBeLessThan(1e-6);
+          expect(Math.abs((other ?? b[b.length - 1]).score - a[j].score)).toBeLessThan(1e-6);
         }
       }
     }
-    expect(identical).toBeGreaterThanOrEqual(290);
+    // measured with @lancedb/lancedb 0.31.0 on linux-x64: 299 of 300 identical; question 1279 swaps a near-tie
+    expect(identical).toBe(299);
   });
 
   it('nDCG@10, recall@10 and MRR@10 equal the in-memory rows to 10 decimals', () => {
