@@ -4,7 +4,7 @@
  * in one run. Prints JSON to stdout: for the in-memory index, LanceDB flat and IVF-PQ (several nprobes, with and
  * without refinement): build seconds, ms per query (300 questions, one searchBatch), nDCG@10 / recall@10 / MRR@10, and
  * for LanceDB flat the rankings identical to the in-memory ones and the max |score difference| at equal positions;
- * for IVF-PQ the mean ann_recall@depth against LanceDB flat. Embedding is done once up front and not counted.
+ * for IVF-PQ the mean ann_recall@depth against LanceDB flat; and our BM25 beside LanceDB's full-text search. Embedding is done once up front and not counted.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,8 @@ import { embedTexts } from '../src/embed/embed-texts.js';
 import { createProvider } from '../src/embed/registry.js';
 import { resolveEmbeddingSpec } from '../src/embed/spec.js';
 import { loadBeir } from '../src/load/beir.js';
-import { semanticRetriever, type Embedder } from '../src/retrieve/builtin.js';
-import { annRecall, lancedbRetriever, type LancedbIndexSetting } from '../src/retrieve/lancedb.js';
+import { keywordRetriever, semanticRetriever, type Embedder } from '../src/retrieve/builtin.js';
+import { annRecall, lancedbKeywordRetriever, lancedbRetriever, type LancedbIndexSetting } from '../src/retrieve/lancedb.js';
 import { rankByRule } from '../src/retrieve/rank.js';
 import type { RetrieverContext, RetrieverFactory } from '../src/retrieve/retriever.js';
 import { evaluate } from '../src/score/evaluate.js';
@@ -119,6 +119,8 @@ for (const setting of [
     mean: m.mean,
   });
 }
+const keywordOurs = await measure(keywordRetriever());
+const keywordLance = await measure(lancedbKeywordRetriever());
 await provider.close?.();
 rmSync(dir, { recursive: true, force: true });
 const pick = (m: typeof memory) => ({ buildSeconds: m.buildSeconds, msPerQuery: m.msPerQuery, mean: m.mean });
@@ -133,6 +135,7 @@ process.stdout.write(
       memory: pick(memory),
       lancedbFlat: { ...pick(flat), reopenSeconds: flatReused.buildSeconds, identicalRankings: identical, differing, maxScoreDiff },
       ivfPq: ivf,
+      keyword: { ours: pick(keywordOurs), lancedbFts: pick(keywordLance) },
     },
     null,
     2,

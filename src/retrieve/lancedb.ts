@@ -431,3 +431,94 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
     };
   };
 }
+
+/** Tokenizer settings of LanceDB's full-text index (`Index.fts`); omitted keys take LanceDB 0.31's defaults. */
+export interface LancedbFtsSetting {
+  /** `simple` (split on whitespace and punctuation; LanceDB's default) or `whitespace`. */
+  baseTokenizer?: 'simple' | 'whitespace';
+  /** Language for stemming and stop words (LanceDB default `English`). */
+  language?: string;
+  lowercase?: boolean;
+  stem?: boolean;
+  removeStopWords?: boolean;
+  asciiFolding?: boolean;
+}
+
+/** One Arrow table of (id, text) rows. */
+function arrowTextBatch(arrow: ArrowModule, chunks: readonly Chunk[]): import('apache-arrow').Table {
+  const fields = [new arrow.Field('id', new arrow.Utf8(), false), new arrow.Field('text', new arrow.Utf8(), false)];
+  const schema = new arrow.Schema(fields);
+  const ids = arrow.vectorFromArray(
+    chunks.map((c) => c.id),
+    new arrow.Utf8(),
+  ).data[0];
+  const texts = arrow.vectorFromArray(
+    chunks.map((c) => c.text),
+    new arrow.Utf8(),
+  ).data[0];
+  const struct = arrow.makeData({ type: new arrow.Struct(fields), length: chunks.length, children: [ids, texts], nullCount: 0 });
+  return new arrow.Table([new arrow.RecordBatch(schema, struct)]);
+}
+
+/**
+ * A further keyword row: LanceDB's own full-text search (BM25 over its tokenizer, `Index.fts`), not our analyser, so
+ * its scores and rankings differ from `keywordRetriever`'s. The chunks' texts are written once per (chunking, chunk
+ * texts, tokenizer settings) into `<cacheDir>/lancedb/k-<hash>.lance` in batches of `writeBatchSize`, indexed without
+ * positions (no phrase queries), and reused when the sidecar `<name>.json` matches and the index covers every row.
+ * Hits: chunk ids with LanceDB's BM25 score (> 0), at most `depth`; a question with no indexed term gets `[]`.
+ * @throws HarnessError('CONFIG_INVALID') for a bad `writeBatchSize`; HarnessError('RETRIEVER_FAILED') when LanceDB
+ *   cannot be loaded; LanceDB's own errors pass through.
+ */
+export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writeBatchSize?: number } = {}): RetrieverFactory {
+  const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
+  checkInt('writeBatchSize', writeBatch, 1);
+  const fts = options.fts ?? {};
+  return async (ctx: RetrieverContext): Promise<Retriever> => {
+    const { lance, arrow } = loadModules();
+    const version = packageVersion('@lancedb/lancedb');
+    const root = path.join(ctx.cacheDir, 'lancedb');
+    mkdirSync(root, { recursive: true });
+    const n = ctx.chunks.length;
+    const key = lancedbTableKey(`fts ${JSON.stringify(fts, Object.keys(fts).sort())}`, ctx.chunkingKey, ctx.chunks);
+    const name = `k-${key.fingerprint.slice(0, 32)}`;
+    const sidecarFile = path.join(root, `${name}.json`);
+    const db = await lance.connect(root);
+    const built = await withLock(path.join(root, name), async () => {
+      const side = readJson<{ fingerprint: string; rows: number }>(sidecarFile);
+      if (n === 0) return { table: undefined, reused: false, seconds: 0 };
+      if (side?.fingerprint === key.fingerprint && side.rows === n) {
+        const t = await openIfComplete(db, name, n);
+        if (t && (await t.listIndices()).some((i) => i.columns.includes('text') && i.numIndexedRows === n)) return { table: t, reused: true, seconds: 0 };
+        t?.close();
+      }
+      const t0 = performance.now();
+      let table: LanceTable | undefined;
+      for (let start = 0; start < n; start += writeBatch) {
+        ctx.signal.throwIfAborted();
+        const batch = arrowTextBatch(arrow, ctx.chunks.slice(start, start + writeBatch));
+        if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
+        else await table.add(batch);
+      }
+      await table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true });
+      writeJsonAtomic(sidecarFile, { fingerprint: key.fingerprint, rows: n, chunkingKey: ctx.chunkingKey, fts, lancedb: version });
+      return { table, reused: false, seconds: (performance.now() - t0) / 1000 };
+    });
+    const table = built.table;
+    const search = async (q: RetrieverQuestion, depth: number): Promise<RetrievedHit[]> => {
+      if (table === undefined) return [];
+      const rows = (await (table.search(q.text, 'fts') as import('@lancedb/lancedb').Query)
+        .limit(depth)
+        .select(['id', '_score'])
+        .toArray()) as { id: string; _score: number }[];
+      return rows.filter((r) => r._score > 0).map((r) => ({ id: r.id, score: r._score }));
+    };
+    return {
+      search: (q, depth) => search(q, depth),
+      describe: () => ({ engine: 'lancedb-fts', lancedb: version, table: path.join(root, `${name}.lance`), rows: n, fts, reused: built.reused, buildSeconds: built.seconds }),
+      close: () => {
+        table?.close();
+        db.close();
+      },
+    };
+  };
+}

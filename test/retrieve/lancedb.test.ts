@@ -14,7 +14,7 @@ import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { embedTexts } from '../../src/embed/embed-texts.js';
 import { loadBeir } from '../../src/load/beir.js';
 import { semanticRetriever, type Embedder } from '../../src/retrieve/builtin.js';
-import { annRecall, defaultSubVectors, lancedbRetriever, lancedbTableKey } from '../../src/retrieve/lancedb.js';
+import { annRecall, defaultSubVectors, lancedbKeywordRetriever, lancedbRetriever, lancedbTableKey } from '../../src/retrieve/lancedb.js';
 import { rankByRule } from '../../src/retrieve/rank.js';
 import type { Retriever, RetrieverContext, RetrieverQuestion } from '../../src/retrieve/retriever.js';
 import { evaluate } from '../../src/score/evaluate.js';
@@ -227,6 +227,28 @@ describe('lancedbRetriever on 600 random 16-d vectors', () => {
       message: expect.stringContaining('d005#0'),
     });
     rmSync(fresh, { recursive: true, force: true });
+  });
+});
+
+describe('lancedbKeywordRetriever (LanceDB full-text search)', () => {
+  const texts = ['the cat sat on the mat', 'dogs and cats: a+b (NOT)', 'nothing here'];
+  const cs: Chunk[] = texts.map((text, i) => ({ id: `${'abc'[i]}#0`, docId: 'abc'[i], ordinal: 0, text, start: 0, end: text.length, tokens: 0 }));
+  it('stems by default (cat finds cats), ranks the chunk with more query terms first, finds nothing for unknown words, and reuses its table', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rs-lancedb-fts-'));
+    const r = await lancedbKeywordRetriever({ writeBatchSize: 2 })(context(dir, cs));
+    const hits = (await r.search({ id: 'q', text: 'cat' }, 10, new AbortController().signal)) as Hit[];
+    expect(hits.map((h) => h.id).sort()).toEqual(['a#0', 'b#0']);
+    // b holds both query terms (dogs, cats), a only one (cat): b first
+    const both = rankByRule((await r.search({ id: 'q', text: 'cats dogs' }, 10, new AbortController().signal)) as Hit[]);
+    expect(both[0].id).toBe('b#0');
+    expect(await r.search({ id: 'q', text: 'zzz' }, 10, new AbortController().signal)).toEqual([]);
+    expect(await r.search({ id: 'q', text: '"unbalanced (' }, 10, new AbortController().signal)).toEqual([]);
+    expect(r.describe!()).toMatchObject({ engine: 'lancedb-fts', rows: 3, reused: false });
+    await r.close!();
+    const again = await lancedbKeywordRetriever({ writeBatchSize: 2 })(context(dir, cs));
+    expect(again.describe!()).toMatchObject({ reused: true });
+    await again.close!();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
