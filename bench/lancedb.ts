@@ -75,7 +75,9 @@ async function measure(factory: RetrieverFactory): Promise<{ lists: Hit[][]; bui
   const r = await factory(ctx);
   const buildSeconds = (performance.now() - b) / 1000;
   const s = performance.now();
-  const raw = await r.searchBatch!(questions, depth, ctx.signal);
+  const raw = r.searchBatch
+    ? await r.searchBatch(questions, depth, ctx.signal)
+    : await Promise.all(questions.map(async (q) => r.search(q, depth, ctx.signal)));
   const msPerQuery = (performance.now() - s) / questions.length;
   const lists = raw.map((l) => rankByRule(l, depth));
   const run = Object.fromEntries(questions.map((q, i) => [q.id, lists[i].map((h) => ({ docno: h.id.replace(/#0$/, ''), score: h.score }))]));
@@ -106,6 +108,8 @@ for (const setting of [
   { nprobes: 20, refineFactor: 10 },
   { nprobes: 72 },
   { nprobes: 72, refineFactor: 10 },
+  { subVectors: 20, nprobes: 20 },
+  { subVectors: 50, nprobes: 20 },
 ]) {
   const index: LancedbIndexSetting = { type: 'ivf_pq', ...setting };
   const m = await measure(lancedbRetriever({ embed, modelKey: 'glove-100d', index }));
