@@ -62,6 +62,17 @@ export {
 } from './retrieve/fusion.js';
 export type { Retriever, RetrieverFactory, RetrieverContext, RetrieverQuestion, RetrievedHit } from './retrieve/retriever.js';
 export { keywordRetriever, semanticRetriever, hybridRetriever, listRetriever, type Embedder } from './retrieve/builtin.js';
+export {
+  lancedbRetriever,
+  lancedbKeywordRetriever,
+  annRecall,
+  lancedbTableKey,
+  defaultSubVectors,
+  type LancedbRetrieverOptions,
+  type LancedbIndexSetting,
+  type LancedbFtsSetting,
+  type LancedbDescription,
+} from './retrieve/lancedb.js';
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
 
 // score
