@@ -72,6 +72,17 @@ export { createReranker, type RerankerContext } from './rerank/registry.js';
 export { rerankEntrySchema, resolveRerankSpec, resolveRerankList } from './rerank/spec.js';
 export { rerankLists, measureRerankLatency, type RerankQuestion, type RerankListsOptions } from './rerank/apply.js';
 export { RerankCache, MemoryPairScores, type PairScoreStore } from './rerank/cache.js';
+export {
+  lancedbRetriever,
+  lancedbKeywordRetriever,
+  annRecall,
+  lancedbTableKey,
+  defaultSubVectors,
+  type LancedbRetrieverOptions,
+  type LancedbIndexSetting,
+  type LancedbFtsSetting,
+  type LancedbDescription,
+} from './retrieve/lancedb.js';
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
 export { buildVectorIndex, buildVectorIndexFromMatrix, createVectorMatrix, VectorMatrix, type VectorIndex, type SearchBatchOptions } from './retrieve/semantic.js';
 
