@@ -490,6 +490,19 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
       ] as const)
         if (typeof pick(k) === 'string') bits.push(`${name} ${JSON.stringify(pick(k))}`);
       if (typeof o.truncated === 'number' && o.truncated > 0) bits.push(`${o.truncated} texts truncated to the model's input limit`);
+      // Inference time and, for a server model, the tokens and requests it cost (from the responses' usage).
+      if (typeof o.embed_seconds === 'number')
+        bits.push(
+          `inference ${o.embed_seconds.toFixed(1)} s for ${typeof o.cache_misses === 'number' ? o.cache_misses : '?'} texts embedded (${typeof o.cache_hits === 'number' ? o.cache_hits : '?'} from the cache)`,
+        );
+      else if (o.from_checkpoint === true) bits.push('every ranking taken from checkpoints, nothing embedded');
+      const server = (o.server && typeof o.server === 'object' ? o.server : undefined) as Record<string, unknown> | undefined;
+      if (server) {
+        const n = (k: string) => (typeof server[k] === 'number' ? (server[k] as number) : 0);
+        bits.push(
+          `${n('promptTokens')} tokens in ${n('requests')} requests, ${n('retries')} retries (${n('retryWaitSeconds').toFixed(1)} s waiting)`,
+        );
+      }
       if (typeof o.error === 'string') bits.push(`failed: ${o.error}`);
       lines.push(`Embedding ${String(o.label ?? o.model ?? 'model')}${bits.length ? `: ${bits.join(', ')}` : ''}.`);
     }

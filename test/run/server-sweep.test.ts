@@ -128,6 +128,13 @@ describe('a sweep through the openai: provider with every fault injected', () =>
     expect(c.promptTokens).toBeGreaterThan(0);
   });
 
+  it('report.md shows the tokens, requests and retries per model beside its inference time', () => {
+    const s = embeddingEntry(faultyRun.result).server as Record<string, number>;
+    const md = readFileSync(path.join(faultyRun.dir, 'report.md'), 'utf8');
+    expect(md).toContain(`${s.promptTokens} tokens in ${s.requests} requests, 5 retries (${s.retryWaitSeconds.toFixed(1)} s waiting)`);
+    expect(md).toMatch(/inference \d+\.\d s for \d+ texts embedded/);
+  });
+
   it('the API key appears in no written file (results and cache), though every request carried it', () => {
     expect(faulty.requests.every((r) => r.authorization === `Bearer ${KEY}`)).toBe(true);
     expect(filesContaining([faultyRun.dir, faultyRun.cacheDir, cleanRun.dir, cleanRun.cacheDir], KEY)).toEqual([]);
