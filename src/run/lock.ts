@@ -14,7 +14,7 @@
  *   next run once their owner is gone (an `.old-` folder is first put back when `<out>` itself is missing, so a kill
  *   between the two renames loses nothing); a live owner's folders are never touched.
  */
-import { closeSync, existsSync, linkSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
@@ -104,6 +104,12 @@ const UNFILLED_GRACE_MS = 5_000;
 export function acquireOutputLock(outDir: string): () => void {
   const file = lockFileOf(outDir);
   const me = ownerRecord();
+  // The parent of --out may not exist yet (results/ in a fresh clone): create it, as writeArtifacts would.
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+  } catch {
+    /* the open below reports the problem with the remedy */
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;
     try {

@@ -113,6 +113,14 @@ describe('the --out lock', () => {
     expect(existsSync(lockFileOf(out))).toBe(false);
   });
 
+  it('the lock is taken when the parent of --out does not exist yet (results/ in a fresh clone)', () => {
+    const out = path.join(freshParent(), 'results', 'helpdesk');
+    const release = acquireOutputLock(out);
+    expect(existsSync(lockFileOf(out))).toBe(true);
+    release();
+    expect(existsSync(lockFileOf(out))).toBe(false);
+  });
+
   it('a stale lock of a dead owner is taken over', () => {
     const out = path.join(freshParent(), 'results');
     writeFileSync(lockFileOf(out), JSON.stringify({ pid: deadPid(), startTime: 1, hostname: hostname(), createdAt: '2026-01-01T00:00:00Z' }));
