@@ -2,7 +2,7 @@
  * The naive baseline: what a user of LlamaIndex would write to sweep semantic configurations without this harness.
  * For every configuration (chunking × model × k) a fresh `VectorStoreIndex` (llamaindex 0.12.1, default in-memory
  * `SimpleVectorStore`) is built from that chunking's nodes, embedding every node again through
- * {@link ProviderEmbedding} (our provider behind LlamaIndex's `BaseEmbedding`, no cache), and queried once per
+ * {@link CountingProviderEmbedding} (our provider behind LlamaIndex's `BaseEmbedding`, no cache), and queried once per
  * question with `asRetriever({ similarityTopK: k })`.
  *
  * LlamaIndex quirks that matter for comparing with the harness (see docs/bench.md):
@@ -17,7 +17,8 @@
  * - Queries are embedded one at a time (`getQueryEmbedding` per `retrieve` call).
  */
 import { performance } from 'node:perf_hooks';
-import { BaseEmbedding, Settings, TextNode, VectorStoreIndex, extractSingleText, type MessageContentDetail } from 'llamaindex';
+import { Settings, TextNode, VectorStoreIndex } from 'llamaindex';
+import { ProviderEmbedding } from '../src/retrieve/llamaindex.js';
 import type { EmbeddingProvider } from '../src/embed/provider.js';
 import type { Chunk, Question } from '../src/types.js';
 import { measuresAtK } from '../src/score/measures.js';
@@ -35,41 +36,20 @@ export interface ProviderEmbeddingStats {
 }
 
 /**
- * One of our providers behind LlamaIndex's embedding interface, with NO cache: `getTextEmbedding(s)` call
- * `provider.embedBatch(texts, 'document')`, `getQueryEmbedding` calls `provider.embedBatch([text], 'query')`.
- * Vectors are returned as `number[]` (float32 values widened exactly). `embedBatchSize` is the batch size LlamaIndex
- * uses when it embeds nodes (default here 32, the harness's default, so both send batches of the same size).
+ * One of our providers behind LlamaIndex's embedding interface, with NO cache (the library's own adapter,
+ * src/retrieve/llamaindex.ts), counting texts and the seconds inside `provider.embedBatch`. Vectors are `number[]`
+ * (float32 values widened exactly); `embedBatchSize` (default 32, the harness's default) is the batch LlamaIndex uses.
  */
-export class ProviderEmbedding extends BaseEmbedding {
-  readonly provider: EmbeddingProvider;
+export class CountingProviderEmbedding extends ProviderEmbedding {
   readonly stats: ProviderEmbeddingStats = { documentTexts: 0, queryTexts: 0, embedSeconds: 0 };
 
-  constructor(provider: EmbeddingProvider, batchSize = 32) {
-    super();
-    this.provider = provider;
-    this.embedBatchSize = batchSize;
-    // BaseEmbedding defines getTextEmbeddings as an instance property (one getTextEmbedding call per text); replace it
-    // with one embedBatch call per LlamaIndex batch.
-    this.getTextEmbeddings = async (texts: string[]): Promise<number[][]> => this.embed(texts, 'document');
-  }
-
-  private async embed(texts: string[], role: 'document' | 'query'): Promise<number[][]> {
+  protected override async embed(texts: string[], role: 'document' | 'query'): Promise<number[][]> {
     const t0 = performance.now();
-    const vecs = await this.provider.embedBatch(texts, role);
+    const out = await super.embed(texts, role);
     this.stats.embedSeconds += (performance.now() - t0) / 1000;
     if (role === 'document') this.stats.documentTexts += texts.length;
     else this.stats.queryTexts += texts.length;
-    return vecs.map((v) => Array.from(v));
-  }
-
-  async getTextEmbedding(text: string): Promise<number[]> {
-    return (await this.embed([text], 'document'))[0];
-  }
-
-  override async getQueryEmbedding(query: MessageContentDetail): Promise<number[] | null> {
-    const text = extractSingleText(query);
-    if (text === null) return null;
-    return (await this.embed([text], 'query'))[0];
+    return out;
   }
 }
 
@@ -118,7 +98,7 @@ export async function runNaiveSemantic(args: {
   const docOf = new Map(args.chunks.map((c) => [c.id, c.docId] as const));
   const out: NaiveConfigResult[] = [];
   for (const k of args.ks) {
-    const embedModel = new ProviderEmbedding(args.provider, args.batchSize ?? 32);
+    const embedModel = new CountingProviderEmbedding(args.provider, args.batchSize ?? 32);
     const result = await Settings.withEmbedModel(embedModel, async () => {
       const t0 = performance.now();
       const nodes = args.chunks.map((c) => new TextNode({ id_: c.id, text: c.text }));

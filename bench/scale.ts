@@ -16,22 +16,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { Command } from 'commander';
+import { seededRandom } from '../src/score/stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const shared = path.resolve(repo, '../shared/datasets');
-
-/** mulberry32: a small seeded generator (deterministic corpora). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sentencesOf(file: string): string[] {
   const out: string[] = [];
@@ -62,7 +51,7 @@ async function buildCorpus(dir: string, n: number): Promise<string> {
     await write(line + '\n');
     kept++;
   }
-  const r = rng(20261202 + n);
+  const r = seededRandom(20261202 + n);
   for (let i = kept; i < n; i++) {
     const m = 4 + Math.floor(r() * 9);
     const parts: string[] = [];

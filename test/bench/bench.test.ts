@@ -8,7 +8,7 @@ import type { Chunk, Dataset, Doc, Question } from '../../src/types.js';
 import type { EmbeddingProvider, EmbedRole } from '../../src/embed/provider.js';
 import { buildVectorIndex } from '../../src/retrieve/semantic.js';
 import { subsetDataset, benchConfig } from '../../bench/setup.js';
-import { ProviderEmbedding, runNaiveSemantic, compareMeans, compareRankings } from '../../bench/naive.js';
+import { CountingProviderEmbedding as ProviderEmbedding, runNaiveSemantic, compareMeans, compareRankings } from '../../bench/naive.js';
 import { expandGrid } from '../../src/config/expand.js';
 
 /** A provider with fixed 2-d vectors per text; records every call. Unknown texts get [0, 0]. */
