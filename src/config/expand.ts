@@ -3,11 +3,11 @@
  * the config lists each axis), with a readable id per configuration.
  *
  * Rows, in order: for each grid chunking, the built-in modes (config order; semantic and hybrid once per embedding
- * model; hybrid once per fusion setting); then each external retriever (on its own chunking) and each run (whole
+ * model; semantic once per `semantic:` engine, in config order; hybrid once per fusion setting); then each external retriever (on its own chunking) and each run (whole
  * documents); each of these once per rerank setting (`none` first when listed first); then each k.
  */
 import type { ChunkingSpec, ConfigSpec, FusionSpec, Mode, RerankStage } from '../types.js';
-import type { SweepConfig } from './schema.js';
+import { semanticRetrieverName, type SweepConfig } from './schema.js';
 import { fusionKey } from '../retrieve/fusion.js';
 
 /** `none` for whole documents, else `cs<size>-ov<overlap>` (sizes and overlaps in tokens). */
@@ -72,10 +72,11 @@ export function expandRerank(config: Pick<SweepConfig, 'rerank'>): (RerankStage 
 
 /**
  * Expands the grid into rows (see the module header for the order). Keyword rows have `embedding: null`; semantic and
- * hybrid rows one row per embedding model; hybrid rows one per fusion setting.
+ * hybrid rows one row per embedding model; semantic rows one per `semantic` engine (default: memory only, retriever
+ * `semantic`); hybrid rows one per fusion setting.
  */
 export function expandGrid(
-  config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'> & Partial<Pick<SweepConfig, 'retrievers' | 'runs' | 'rerank'>>,
+  config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'> & Partial<Pick<SweepConfig, 'retrievers' | 'runs' | 'rerank' | 'semantic'>>,
 ): ConfigSpec[] {
   const rows: ConfigSpec[] = [];
   const reranks = expandRerank({ rerank: config.rerank ?? [null] });
@@ -94,7 +95,8 @@ export function expandGrid(
       }
       for (const model of config.embeddings) {
         if (mode === 'semantic') {
-          push({ chunkingKey, chunking, mode, retriever: 'semantic', embedding: model.label, fusion: null });
+          for (const engine of config.semantic ?? [{ engine: 'memory' as const }])
+            push({ chunkingKey, chunking, mode, retriever: semanticRetrieverName(engine), embedding: model.label, fusion: null });
           continue;
         }
         for (const f of fusions) {
