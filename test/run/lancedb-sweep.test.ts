@@ -14,7 +14,8 @@ import { parseConfig } from '../../src/config/schema.js';
 import { expandGrid } from '../../src/config/expand.js';
 import { runSweep } from '../../src/run/sweep.js';
 import type { ConfigResult, SweepResult } from '../../src/types.js';
-import { buildTinyModel, TINY_VOCAB } from '../../scripts/build-tiny-model.js';
+import type { EmbeddingProvider } from '../../src/embed/provider.js';
+import { buildTinyModel } from '../../scripts/build-tiny-model.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tiny = path.join(repo, 'test/fixtures/sweep/tiny');
@@ -138,15 +139,14 @@ describe('LanceDB flat rows on the tiny fixture', () => {
   });
 });
 
-/** A BEIR folder of `n` documents of 6 words each (seeded LCG over the tiny model's content words) and 12 questions. */
+/** A BEIR folder of `n` documents of 6 words each (seeded LCG over 200 made-up words `w<i>`) and 12 questions. */
 function syntheticBeir(dir: string, n: number): string {
-  const words = TINY_VOCAB.filter((w) => !w.startsWith('[') && !w.startsWith('##') && !/^[:_?.,]$/.test(w));
   let seed = 12345;
   const next = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed;
   };
-  const text = (len: number) => Array.from({ length: len }, () => words[next() % words.length]).join(' ');
+  const text = (len: number) => Array.from({ length: len }, () => `w${next() % 200}`).join(' ');
   mkdirSync(path.join(dir, 'qrels'), { recursive: true });
   const docs = Array.from({ length: n }, (_, i) => ({ _id: `d${String(i).padStart(3, '0')}`, title: '', text: text(6) }));
   writeFileSync(path.join(dir, 'corpus.jsonl'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
@@ -157,36 +157,77 @@ function syntheticBeir(dir: string, n: number): string {
   return dir;
 }
 
+/**
+ * A bag-of-words provider: the sum of one seeded pseudo-random 16-dimensional vector per word. Real-valued, so
+ * distinct word bags get distinct vectors (the tiny transformers model maps these made-up words all to [UNK], whose
+ * exact ties would make LanceDB's choice among tied chunks at the depth cut, not the index, decide ann_recall).
+ */
+function bagOfWordsProvider(): EmbeddingProvider {
+  const d = 16;
+  const wordVector = (w: string) => {
+    let h = 2166136261;
+    for (const ch of w) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+    return Array.from({ length: d }, () => {
+      h = (Math.imul(h, 1103515245) + 12345) >>> 0;
+      return h / 2 ** 32 - 0.5;
+    });
+  };
+  let open = true;
+  return {
+    name: 'bag-of-words',
+    label: 'bow',
+    dimensions: d,
+    cacheKey: (role) => `bag-of-words-16 ${role}`,
+    embedBatch: async (texts) => {
+      if (!open) throw new Error('closed');
+      return texts.map((t) => {
+        const v = new Float32Array(d);
+        for (const w of t.split(/\s+/).filter(Boolean)) wordVector(w).forEach((x, j) => (v[j] += x));
+        return v;
+      });
+    },
+    truncatedCount: () => 0,
+    describe: () => ({ model: 'bag-of-words', dimensions: d }),
+    close: async () => {
+      open = false;
+    },
+  };
+}
+
 describe('an ivf_pq row on 300 synthetic documents', () => {
   let result: SweepResult;
   let again: SweepResult;
+  let alone: SweepResult;
   beforeAll(async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'rs-lw-ivf-'));
-    const config = parseConfig({
+    const configOf = (semantic: unknown[], cacheDir: string) => parseConfig({
       dataset: { path: syntheticBeir(path.join(root, 'beir'), 300) },
       topK: [1, 5],
       modes: ['semantic'],
       primaryMetric: 'ndcg@5',
-      embeddings: [{ model: `transformers:${modelDir}`, label: 'tiny' }],
-      // No memory row in the grid: the exact reference is the lancedb flat unit.
-      semantic: [{ engine: 'lancedb' }, { engine: 'lancedb', index: 'ivf_pq', partitions: 4, nprobes: 1 }],
+      embeddings: [],
+      semantic,
       statistics: { minQuestions: 5 },
-      cacheDir: path.join(root, 'cache'),
+      cacheDir,
     });
-    ({ result } = await runSweep(config));
-    ({ result: again } = await runSweep(config));
+    // No memory row in the grid: the exact reference is the lancedb flat unit.
+    const config = configOf([{ engine: 'lancedb' }, { engine: 'lancedb', index: 'ivf_pq', partitions: 4, nprobes: 1 }], path.join(root, 'cache'));
+    ({ result } = await runSweep(config, { providers: [bagOfWordsProvider()] }));
+    ({ result: again } = await runSweep(config, { providers: [bagOfWordsProvider()] }));
+    // Neither a memory nor a flat row: the memory exact lists are computed for ann_recall alone.
+    ({ result: alone } = await runSweep(configOf([{ engine: 'lancedb', index: 'ivf_pq', partitions: 4, nprobes: 1 }], path.join(root, 'cache2')), { providers: [bagOfWordsProvider()] }));
   }, 300_000);
 
   it('reports ann_recall@k per question and as a mean: |top-k(ivf) ∩ top-k(exact)| / min(k, |exact|)', () => {
     expect(result.configs.map((c) => c.config.id)).toEqual([
-      'none.semantic-lance.tiny.k1',
-      'none.semantic-lance.tiny.k5',
-      'none.semantic-lance-ivfpq-p4-n1.tiny.k1',
-      'none.semantic-lance-ivfpq-p4-n1.tiny.k5',
+      'none.semantic-lance.bow.k1',
+      'none.semantic-lance.bow.k5',
+      'none.semantic-lance-ivfpq-p4-n1.bow.k1',
+      'none.semantic-lance-ivfpq-p4-n1.bow.k5',
     ]);
     for (const k of [1, 5]) {
-      const exact = row(result, `none.semantic-lance.tiny.k${k}`);
-      const ivf = row(result, `none.semantic-lance-ivfpq-p4-n1.tiny.k${k}`);
+      const exact = row(result, `none.semantic-lance.bow.k${k}`);
+      const ivf = row(result, `none.semantic-lance-ivfpq-p4-n1.bow.k${k}`);
       expect(ivf.status).toBe('ok');
       expect(exact.means[`ann_recall@${k}`]).toBeUndefined();
       let sum = 0;
@@ -202,12 +243,29 @@ describe('an ivf_pq row on 300 synthetic documents', () => {
       expect(ivf.means[`ann_recall@${k}`]).toBeLessThanOrEqual(1);
     }
     const desc = (result.manifest.embeddings as { lancedb: { unit: string; describe: { index: { type: string; partitions?: number; nprobes?: number } } }[] }[])[0].lancedb;
-    expect(desc[1].unit).toBe('none.semantic-lance-ivfpq-p4-n1.tiny');
+    expect(desc[1].unit).toBe('none.semantic-lance-ivfpq-p4-n1.bow');
     expect(desc[1].describe.index).toMatchObject({ type: 'ivf_pq', partitions: 4, nprobes: 1 });
   });
 
   it('a resumed run reuses both LanceDB units (the random k-means is not redone) and reports the same ann_recall', () => {
     expect((again.manifest.checkpoints as { reused: number }).reused).toBe(1 + 2);
     for (const c of result.configs) expect(row(again, c.config.id).means).toEqual(c.means);
+  });
+
+  it('with no exact row in the grid, measures ann_recall against exact lists computed for the purpose', () => {
+    expect(alone.configs.map((c) => c.config.id)).toEqual(['none.semantic-lance-ivfpq-p4-n1.bow.k1', 'none.semantic-lance-ivfpq-p4-n1.bow.k5']);
+    for (const k of [1, 5]) {
+      const ivf = row(alone, `none.semantic-lance-ivfpq-p4-n1.bow.k${k}`);
+      // The first sweep's flat rows are the exact lists (no ties among these real-valued vectors).
+      const exact = row(result, `none.semantic-lance.bow.k${k}`);
+      let sum = 0;
+      for (const [j, q] of ivf.perQuery.entries()) {
+        const truth = new Set(exact.perQuery[j].retrieved.map((h) => h.chunkId));
+        const expected = q.retrieved.filter((h) => truth.has(h.chunkId)).length / Math.min(k, truth.size);
+        expect(q.metrics[`ann_recall@${k}`]).toBeCloseTo(expected, 10);
+        sum += expected;
+      }
+      expect(ivf.means[`ann_recall@${k}`]).toBeCloseTo(sum / ivf.perQuery.length, 10);
+    }
   });
 });
