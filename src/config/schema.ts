@@ -101,6 +101,24 @@ export const semanticEntrySchema = z.discriminatedUnion('engine', [
     .strict(),
 ]);
 
+/**
+ * One `keyword:` entry: which engine serves the keyword rows. `bm25` is our BM25 (ids `<chunking>.keyword.k<k>`);
+ * `lancedb-fts` is LanceDB's full-text (BM25) search with its own tokenizer (src/retrieve/lancedb.ts, id part
+ * `keyword-lance-fts`), a further keyword row, not a check of ours.
+ */
+export const keywordEntrySchema = z.discriminatedUnion('engine', [
+  z.object({ engine: z.literal('bm25').describe('Our BM25 (the default; k1 and b from bm25).') }).strict(),
+  z.object({ engine: z.literal('lancedb-fts').describe("LanceDB's full-text search (its tokenizer: simple split, lowercase, English stemming).") }).strict(),
+]);
+
+/** A `keyword:` entry (as written; nothing to resolve). */
+export type KeywordEngine = z.output<typeof keywordEntrySchema>;
+
+/** The retriever id part of a keyword engine: `keyword` (bm25; today's ids) or `keyword-lance-fts`. */
+export function keywordRetrieverName(e: KeywordEngine): string {
+  return e.engine === 'bm25' ? 'keyword' : 'keyword-lance-fts';
+}
+
 /** One `runs:` entry: a TREC run file (qid Q0 docno rank score tag) of the dataset's document ids, scored as it is. */
 export const runEntrySchema = z
   .object({
@@ -210,6 +228,14 @@ export const configSchema = z
       .strict()
       .default({ rrfK: 60, depth: 50, fusion: ['rrf'] })
       .describe('How hybrid rows fuse the keyword and semantic lists.'),
+    keyword: z
+      .array(keywordEntrySchema)
+      .min(1, 'must list at least one engine')
+      .default([{ engine: 'bm25' }])
+      .describe(
+        "Engines of the keyword rows, each a row family: {engine: bm25} (default), {engine: lancedb-fts} (LanceDB's BM25 full-text search, " +
+          'rows <chunking>.keyword-lance-fts.k<k>). Hybrid rows always fuse the bm25 lists.',
+      ),
     semantic: z
       .array(semanticEntrySchema)
       .min(1, 'must list at least one engine')
@@ -371,7 +397,7 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     const names = [...c.retrievers.map((r) => r.name), ...c.runs.map((r) => r.name)];
     const seen = new Set<string>();
     for (const n of names) {
-      if (n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-'))
+      if (n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-') || n.startsWith('keyword-'))
         out.push(['retrievers', `retriever or run name ${n} is reserved for a built-in; pick another name`]);
       if (seen.has(n)) out.push(['retrievers', `two retrievers or runs are named ${n}; names must be distinct (they become configuration ids)`]);
       seen.add(n);
@@ -407,6 +433,8 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     if (d3 !== undefined) out.push(['modes', `modes lists ${d3} twice`]);
     const d6 = dup(c.semantic.map((e) => semanticRetrieverName(resolveSemanticEntry(e))));
     if (d6 !== undefined) out.push(['semantic', `semantic lists the engine ${d6} twice`]);
+    const d7 = dup(c.keyword.map((e) => e.engine));
+    if (d7 !== undefined) out.push(['keyword', `keyword lists the engine ${d7} twice`]);
     const d4 = dup(c.embeddings.map((e) => e.label));
     if (d4 !== undefined) out.push(['embeddings', `two embedding models share the label ${d4}; give one a distinct label`]);
     return out;

@@ -27,7 +27,7 @@ import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { TIE_RULE } from '../retrieve/rank.js';
 import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
 import { hybridRetriever, keywordRetriever, listRetriever, semanticRetriever } from '../retrieve/builtin.js';
-import { annRecall, lancedbRetriever } from '../retrieve/lancedb.js';
+import { annRecall, lancedbKeywordRetriever, lancedbRetriever } from '../retrieve/lancedb.js';
 import type { Retriever, RetrieverFactory, RetrieverQuestion } from '../retrieve/retriever.js';
 import { createProvider } from '../embed/registry.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
@@ -363,10 +363,15 @@ export async function runSweep(
   // 3. BM25, once per grid chunking.
   t = performance.now();
   const keywordKeys = new Map<string, Record<string, unknown>>();
+  const ftsInfo: Record<string, unknown>[] = [];
   if (needsKeyword) {
-    const live = [...new Set(grid.filter((r) => r.mode === 'keyword' || r.mode === 'hybrid').map((r) => r.chunkingKey))];
+    // BM25 per chunking with bm25 keyword rows or hybrid rows (hybrid rows fuse the bm25 lists).
+    const live = [...new Set(grid.filter((r) => (r.mode === 'keyword' && r.retriever === 'keyword') || r.mode === 'hybrid').map((r) => r.chunkingKey))];
+    // LanceDB full-text search per chunking with keyword-lance-fts rows.
+    const ftsLive = [...new Set(grid.filter((r) => r.mode === 'keyword' && r.retriever === 'keyword-lance-fts').map((r) => r.chunkingKey))];
+    const total = live.length + ftsLive.length;
     for (const [i, ck] of live.entries()) {
-      emit({ kind: 'progress', stage: 'keyword', done: i, total: live.length });
+      emit({ kind: 'progress', stage: 'keyword', done: i, total });
       const st = stages.get(ck)!;
       const id = `${ck}.keyword`;
       if (st.error) {
@@ -385,7 +390,33 @@ export async function runSweep(
         if ('error' in r) r.error = `keyword index on ${ck} failed: ${r.error}`;
       });
     }
-    emit({ kind: 'progress', stage: 'keyword', done: live.length, total: live.length });
+    for (const [i, ck] of ftsLive.entries()) {
+      emit({ kind: 'progress', stage: 'keyword', done: live.length + i, total });
+      const st = stages.get(ck)!;
+      const id = `${ck}.keyword-lance-fts`;
+      if (st.error) {
+        rankings.set(id, { error: st.error });
+        continue;
+      }
+      const parts = { kind: 'keyword', engine: 'lancedb-fts', chunking: ck, lancedb: packageVersion('@lancedb/lancedb') };
+      const r = await unit(id, parts, rowDepth, async () => {
+        const t0 = performance.now();
+        const retriever = await lancedbKeywordRetriever()(ctxOf(st, {}));
+        try {
+          const buildSeconds = (performance.now() - t0) / 1000;
+          const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, { resolveId: resolverOf(st), signal });
+          return { lists, buildSeconds, queryMs, info: { describe: retriever.describe?.() ?? {} } };
+        } finally {
+          await retriever.close?.();
+        }
+      });
+      if ('error' in r) {
+        r.error = `LanceDB full-text index on ${ck} failed: ${r.error}`;
+        warn(r.error);
+      }
+      ftsInfo.push({ unit: id, ...('error' in r ? { error: r.error } : { fromCheckpoint: r.fromCheckpoint, ...(r.info ?? {}) }) });
+    }
+    emit({ kind: 'progress', stage: 'keyword', done: total, total });
   }
   timings.keyword_seconds = (performance.now() - t) / 1000;
 
@@ -560,6 +591,7 @@ export async function runSweep(
       })),
     },
     bm25: needsKeyword ? bm25Params(rankings) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
+    ...(ftsInfo.length > 0 ? { lancedbFts: ftsInfo } : {}),
     hybrid: gridModes.has('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth, fusion: config.hybrid.fusion } : null,
     retrievalDepth: baseDepth,
     ...(config.level === 'evidence' ? { evidence: { minOverlap: config.evidenceOverlap, budgets: config.evidenceBudgets, projection: scorer.projectionStats() } } : {}),
@@ -605,7 +637,7 @@ function describeShort(v: unknown): string {
 function checkNames(config: SweepConfig): void {
   const seen = new Set<string>();
   for (const n of [...config.retrievers.map((r) => r.name), ...config.runs.map((r) => r.name)]) {
-    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(n) || n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-') || seen.has(n))
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(n) || n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-') || n.startsWith('keyword-') || seen.has(n))
       throw new HarnessError('CONFIG_INVALID', `retriever or run name ${JSON.stringify(n)} is invalid, reserved or used twice`, {
         location: { path: 'retrievers' },
         remedy: 'use distinct names of letters, digits, "_" and "-", other than keyword, semantic and hybrid',

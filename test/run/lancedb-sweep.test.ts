@@ -15,6 +15,11 @@ import { expandGrid } from '../../src/config/expand.js';
 import { runSweep } from '../../src/run/sweep.js';
 import type { ConfigResult, SweepResult } from '../../src/types.js';
 import type { EmbeddingProvider } from '../../src/embed/provider.js';
+import { lancedbKeywordRetriever } from '../../src/retrieve/lancedb.js';
+import { rankByRule } from '../../src/retrieve/rank.js';
+import { loadDataset } from '../../src/load/dataset.js';
+import { chunkDocumentsParallel } from '../../src/chunk/parallel.js';
+import type { Hit } from '../../src/types.js';
 import { buildTinyModel } from '../../scripts/build-tiny-model.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -135,6 +140,59 @@ describe('LanceDB flat rows on the tiny fixture', () => {
     expect(lance(again).map((u) => u.fromCheckpoint)).toEqual([true, true]);
     // 2 chunkings × (keyword + memory + lancedb + hybrid) units reused, plus the 2 chunkings themselves.
     expect((again.manifest.checkpoints as { reused: number }).reused).toBe(2 + 2 * 4);
+    for (const c of first.configs) expect(row(again, c.config.id).means).toEqual(c.means);
+  });
+});
+
+describe('keyword-lance-fts rows on the tiny fixture', () => {
+  let first: SweepResult;
+  let again: SweepResult;
+  let cacheDir: string;
+  beforeAll(async () => {
+    cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-lw-fts-')), 'c');
+    const config = parseConfig({
+      dataset: { path: tiny },
+      topK: [1, 3],
+      modes: ['keyword'],
+      primaryMetric: 'ndcg@3',
+      keyword: [{ engine: 'bm25' }, { engine: 'lancedb-fts' }],
+      cacheDir,
+    });
+    ({ result: first } = await runSweep(config));
+    ({ result: again } = await runSweep(config));
+  }, 300_000);
+
+  it('adds a keyword-lance-fts row family after the bm25 rows, serving LanceDB’s lists as the retriever returns them', async () => {
+    expect(first.configs.map((c) => c.config.id)).toEqual(['none.keyword.k1', 'none.keyword.k3', 'none.keyword-lance-fts.k1', 'none.keyword-lance-fts.k3']);
+    expect(first.configs.every((c) => c.status === 'ok')).toBe(true);
+    const fts = row(first, 'none.keyword-lance-fts.k3');
+    // q4 (VAT number) and q5 (filter cartridge): the only document holding "vat"/"number", resp. "cartridge", ranks first.
+    expect(fts.perQuery.find((q) => q.qid === 'q4')!.retrieved[0].docId).toBe('billing/invoices.md');
+    expect(fts.perQuery.find((q) => q.qid === 'q5')!.retrieved[0].docId).toBe('products/filters.txt');
+    // The same lists as the retriever called directly on the whole-document chunks (ordered by the tie rule, cut at 3).
+    const retriever = await lancedbKeywordRetriever()({
+      documents: [],
+      chunks: await chunkDocumentsParallel((await loadDataset({ path: tiny })).docs, { size: null, overlap: 0 }),
+      chunking: { size: null, overlap: 0 },
+      chunkingKey: 'none',
+      options: {},
+      signal: new AbortController().signal,
+      cacheDir,
+    });
+    try {
+      for (const q of fts.perQuery) {
+        const text = first.questions.find((x) => x.id === q.qid)!.text;
+        const direct = rankByRule((await retriever.search({ id: q.qid, text }, 3, new AbortController().signal)) as Hit[]).slice(0, 3);
+        expect(q.retrieved.map((h) => h.chunkId)).toEqual(direct.map((h) => h.id));
+      }
+    } finally {
+      await retriever.close?.();
+    }
+  });
+
+  it('a resumed run reuses the full-text unit', () => {
+    expect((again.manifest.checkpoints as { reused: number }).reused).toBe(1 + 2);
+    expect((again.manifest.lancedbFts as { fromCheckpoint: boolean }[]).map((u) => u.fromCheckpoint)).toEqual([true]);
     for (const c of first.configs) expect(row(again, c.config.id).means).toEqual(c.means);
   });
 });
