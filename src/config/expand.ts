@@ -3,11 +3,11 @@
  * the config lists each axis), with a readable id per configuration.
  *
  * Rows, in order: for each grid chunking, the built-in modes (config order; semantic and hybrid once per embedding
- * model; hybrid once per fusion setting); then each external retriever (on its own chunking) and each run (whole
+ * model; keyword once per `keyword:` engine; semantic once per `semantic:` engine, in config order; hybrid once per fusion setting); then each external retriever (on its own chunking) and each run (whole
  * documents); each of these once per rerank setting (`none` first when listed first); then each k.
  */
 import type { ChunkingSpec, ConfigSpec, FusionSpec, Mode, RerankStage } from '../types.js';
-import type { SweepConfig } from './schema.js';
+import { keywordRetrieverName, semanticRetrieverName, type SweepConfig } from './schema.js';
 import { fusionKey } from '../retrieve/fusion.js';
 
 /** `none` for whole documents, else `cs<size>-ov<overlap>` (sizes and overlaps in tokens). */
@@ -71,11 +71,12 @@ export function expandRerank(config: Pick<SweepConfig, 'rerank'>): (RerankStage 
 }
 
 /**
- * Expands the grid into rows (see the module header for the order). Keyword rows have `embedding: null`; semantic and
- * hybrid rows one row per embedding model; hybrid rows one per fusion setting.
+ * Expands the grid into rows (see the module header for the order). Keyword rows have `embedding: null`, one row per `keyword` engine (default: bm25 only, retriever `keyword`); semantic and
+ * hybrid rows one row per embedding model; semantic rows one per `semantic` engine (default: memory only, retriever
+ * `semantic`); hybrid rows one per fusion setting.
  */
 export function expandGrid(
-  config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'> & Partial<Pick<SweepConfig, 'retrievers' | 'runs' | 'rerank'>>,
+  config: Pick<SweepConfig, 'chunking' | 'modes' | 'embeddings' | 'topK' | 'hybrid'> & Partial<Pick<SweepConfig, 'retrievers' | 'runs' | 'rerank' | 'semantic' | 'keyword'>>,
 ): ConfigSpec[] {
   const rows: ConfigSpec[] = [];
   const reranks = expandRerank({ rerank: config.rerank ?? [null] });
@@ -89,12 +90,14 @@ export function expandGrid(
     const chunkingKey = chunkingKeyOf(chunking);
     for (const mode of config.modes) {
       if (mode === 'keyword') {
-        push({ chunkingKey, chunking, mode, retriever: 'keyword', embedding: null, fusion: null });
+        for (const engine of config.keyword ?? [{ engine: 'bm25' as const }])
+          push({ chunkingKey, chunking, mode, retriever: keywordRetrieverName(engine), embedding: null, fusion: null });
         continue;
       }
       for (const model of config.embeddings) {
         if (mode === 'semantic') {
-          push({ chunkingKey, chunking, mode, retriever: 'semantic', embedding: model.label, fusion: null });
+          for (const engine of config.semantic ?? [{ engine: 'memory' as const }])
+            push({ chunkingKey, chunking, mode, retriever: semanticRetrieverName(engine), embedding: model.label, fusion: null });
           continue;
         }
         for (const f of fusions) {

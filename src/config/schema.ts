@@ -26,6 +26,7 @@ import { isHarnessError } from '../errors.js';
 import type { ChunkingSpec } from '../types.js';
 import type { FusionSetting } from '../retrieve/fusion.js';
 import type { RerankSpec } from '../rerank/types.js';
+import type { LancedbIndexSetting } from '../retrieve/lancedb.js';
 import { rerankEntrySchema, resolveRerankList } from '../rerank/spec.js';
 import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
@@ -79,6 +80,44 @@ export const retrieverEntrySchema = z
     concurrency: z.number().int().min(1).default(4).describe('Searches in flight at once.'),
   })
   .strict();
+
+/**
+ * One `semantic:` entry: which engine serves the semantic rows. `memory` is the in-memory exact cosine index (ids
+ * `<chunking>.semantic.<model>.k<k>`); `lancedb` is the LanceDB table of src/retrieve/lancedb.ts, exact (`index: flat`,
+ * the default, id part `semantic-lance`) or approximate (`index: ivf_pq`, id part
+ * `semantic-lance-ivfpq[-p<partitions>][-s<subVectors>][-n<nprobes>][-r<refineFactor>]`, only the parameters given).
+ */
+export const semanticEntrySchema = z.discriminatedUnion('engine', [
+  z.object({ engine: z.literal('memory').describe('In-memory exact cosine (the default).') }).strict(),
+  z
+    .object({
+      engine: z.literal('lancedb').describe('LanceDB table under <cacheDir>/lancedb (see docs/lancedb.md).'),
+      index: z.enum(['flat', 'ivf_pq']).default('flat').describe('flat: exact search (metrics equal the memory rows); ivf_pq: approximate, rows get ann_recall@k.'),
+      partitions: positiveInt.optional().describe('ivf_pq only: IVF partitions, at most the chunk count; default round(√chunks).'),
+      subVectors: positiveInt.optional().describe('ivf_pq only: PQ sub-vectors, a divisor of the dimension; default the divisor nearest d/8.'),
+      nprobes: positiveInt.optional().describe('ivf_pq only: partitions probed per query; default min(20, partitions).'),
+      refineFactor: positiveInt.optional().describe('ivf_pq only: re-rank refineFactor × depth candidates by exact distance; default none.'),
+    })
+    .strict(),
+]);
+
+/**
+ * One `keyword:` entry: which engine serves the keyword rows. `bm25` is our BM25 (ids `<chunking>.keyword.k<k>`);
+ * `lancedb-fts` is LanceDB's full-text (BM25) search with its own tokenizer (src/retrieve/lancedb.ts, id part
+ * `keyword-lance-fts`), a further keyword row, not a check of ours.
+ */
+export const keywordEntrySchema = z.discriminatedUnion('engine', [
+  z.object({ engine: z.literal('bm25').describe('Our BM25 (the default; k1 and b from bm25).') }).strict(),
+  z.object({ engine: z.literal('lancedb-fts').describe("LanceDB's full-text search (its tokenizer: simple split, lowercase, English stemming).") }).strict(),
+]);
+
+/** A `keyword:` entry (as written; nothing to resolve). */
+export type KeywordEngine = z.output<typeof keywordEntrySchema>;
+
+/** The retriever id part of a keyword engine: `keyword` (bm25; today's ids) or `keyword-lance-fts`. */
+export function keywordRetrieverName(e: KeywordEngine): string {
+  return e.engine === 'bm25' ? 'keyword' : 'keyword-lance-fts';
+}
 
 /** One `runs:` entry: a TREC run file (qid Q0 docno rank score tag) of the dataset's document ids, scored as it is. */
 export const runEntrySchema = z
@@ -189,6 +228,23 @@ export const configSchema = z
       .strict()
       .default({ rrfK: 60, depth: 50, fusion: ['rrf'] })
       .describe('How hybrid rows fuse the keyword and semantic lists.'),
+    keyword: z
+      .array(keywordEntrySchema)
+      .min(1, 'must list at least one engine')
+      .default([{ engine: 'bm25' }])
+      .describe(
+        "Engines of the keyword rows, each a row family: {engine: bm25} (default), {engine: lancedb-fts} (LanceDB's BM25 full-text search, " +
+          'rows <chunking>.keyword-lance-fts.k<k>). Hybrid rows always fuse the bm25 lists.',
+      ),
+    semantic: z
+      .array(semanticEntrySchema)
+      .min(1, 'must list at least one engine')
+      .default([{ engine: 'memory' }])
+      .describe(
+        'Engines of the semantic rows, each a row family: {engine: memory} (default), {engine: lancedb} (exact), ' +
+          '{engine: lancedb, index: ivf_pq, partitions, subVectors, nprobes, refineFactor} (approximate, with ann_recall@k). ' +
+          'Hybrid rows always fuse the memory (exact) semantic lists.',
+      ),
     retrievers: z
       .array(retrieverEntrySchema)
       .default([])
@@ -274,7 +330,9 @@ export const configSchema = z
 export type WrittenConfig = z.output<typeof configSchema>;
 
 /** A fully resolved config: defaults filled, paths absolute, overlap as a list, primary metric parsed. */
-export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings' | 'hybrid' | 'retrievers' | 'runs' | 'rerank'> {
+export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings' | 'hybrid' | 'retrievers' | 'runs' | 'rerank' | 'semantic'> {
+  /** Semantic engines, in config order (default `[{ engine: 'memory' }]`); see {@link SemanticEngine}. */
+  semantic: SemanticEngine[];
   chunking: { sizes: (number | 'none')[]; overlaps: number[] };
   /** `fusion` expanded to one setting per grid point (cartesian product of each entry's lists), in config order. */
   hybrid: { rrfK: number; depth: number; fusion: FusionSetting[] };
@@ -339,10 +397,19 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     const names = [...c.retrievers.map((r) => r.name), ...c.runs.map((r) => r.name)];
     const seen = new Set<string>();
     for (const n of names) {
-      if (n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-'))
+      if (n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-') || n.startsWith('keyword-'))
         out.push(['retrievers', `retriever or run name ${n} is reserved for a built-in; pick another name`]);
       if (seen.has(n)) out.push(['retrievers', `two retrievers or runs are named ${n}; names must be distinct (they become configuration ids)`]);
       seen.add(n);
+    }
+    return out;
+  },
+  function ivfPqSettingsOnlyWithIvfPq(c) {
+    const out: [string, string][] = [];
+    for (const [i, e] of c.semantic.entries()) {
+      if (e.engine !== 'lancedb' || e.index === 'ivf_pq') continue;
+      for (const key of ['partitions', 'subVectors', 'nprobes', 'refineFactor'] as const)
+        if (e[key] !== undefined) out.push([`semantic.${i}.${key}`, `semantic.${i}.${key} (${e[key]}) applies to index: ivf_pq only; add index: ivf_pq or remove ${key}`]);
     }
     return out;
   },
@@ -364,6 +431,10 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     if (d2 !== undefined) out.push(['chunking.sizes', `chunking.sizes lists ${d2} twice`]);
     const d3 = dup(c.modes);
     if (d3 !== undefined) out.push(['modes', `modes lists ${d3} twice`]);
+    const d6 = dup(c.semantic.map((e) => semanticRetrieverName(resolveSemanticEntry(e))));
+    if (d6 !== undefined) out.push(['semantic', `semantic lists the engine ${d6} twice`]);
+    const d7 = dup(c.keyword.map((e) => e.engine));
+    if (d7 !== undefined) out.push(['keyword', `keyword lists the engine ${d7} twice`]);
     const d4 = dup(c.embeddings.map((e) => e.label));
     if (d4 !== undefined) out.push(['embeddings', `two embedding models share the label ${d4}; give one a distinct label`]);
     return out;
@@ -406,10 +477,46 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
     retrievers: c.retrievers.map((r) => ({ ...r, module: path.resolve(baseDir, r.module), chunking: resolveChunking(r.chunking, c) })),
     runs: c.runs.map((r) => ({ ...r, path: path.resolve(baseDir, r.path) })),
     rerank: resolveRerankList(c.rerank),
+    semantic: c.semantic.map(resolveSemanticEntry),
     datasetPath: path.resolve(baseDir, c.dataset.path),
     primary: { family: primary.family, k: primary.k as number },
     ...(source ? { configFile: path.resolve(source) } : {}),
   };
+}
+
+/**
+ * A resolved `semantic:` entry: the in-memory exact index, or LanceDB with its index setting (the options of
+ * `lancedbRetriever`, src/retrieve/lancedb.ts; only the ivf_pq parameters the config gave).
+ */
+export type SemanticEngine = { engine: 'memory' } | { engine: 'lancedb'; index: LancedbIndexSetting };
+
+/** A written `semantic:` entry as a {@link SemanticEngine} (ivf_pq parameters left out when not given). */
+export function resolveSemanticEntry(e: WrittenConfig['semantic'][number]): SemanticEngine {
+  if (e.engine === 'memory') return { engine: 'memory' };
+  if (e.index === 'flat') return { engine: 'lancedb', index: { type: 'flat' } };
+  const index: LancedbIndexSetting = { type: 'ivf_pq' };
+  if (e.partitions !== undefined) index.partitions = e.partitions;
+  if (e.subVectors !== undefined) index.subVectors = e.subVectors;
+  if (e.nprobes !== undefined) index.nprobes = e.nprobes;
+  if (e.refineFactor !== undefined) index.refineFactor = e.refineFactor;
+  return { engine: 'lancedb', index };
+}
+
+/**
+ * The retriever id part of a semantic engine: `semantic` (memory; today's ids), `semantic-lance` (LanceDB flat), or
+ * `semantic-lance-ivfpq[-p<partitions>][-s<subVectors>][-n<nprobes>][-r<refineFactor>]` (only the parameters set).
+ */
+export function semanticRetrieverName(e: SemanticEngine): string {
+  if (e.engine === 'memory') return 'semantic';
+  const ix = e.index;
+  if (ix.type === 'flat') return 'semantic-lance';
+  return [
+    'semantic-lance-ivfpq',
+    ...(ix.partitions !== undefined ? [`p${ix.partitions}`] : []),
+    ...(ix.subVectors !== undefined ? [`s${ix.subVectors}`] : []),
+    ...(ix.nprobes !== undefined ? [`n${ix.nprobes}`] : []),
+    ...(ix.refineFactor !== undefined ? [`r${ix.refineFactor}`] : []),
+  ].join('-');
 }
 
 /** Expands `hybrid.fusion` entries to one setting per grid point, in config order, dropping exact repeats. */

@@ -51,13 +51,20 @@ function budgetsOf(result: SweepResult): number[] {
   return [...set].sort((a, b) => a - b);
 }
 
+/** True when some row has `ann_recall@<k>` (an approximate-index row, src/run/sweep.ts). */
+function hasAnnRecall(result: SweepResult): boolean {
+  return result.configs.some((r) => Object.keys(r.means).some((n) => n.startsWith('ann_recall@')));
+}
+
 /**
  * The CSV header for this sweep: {@link MATRIX_COLUMNS}, plus at level `evidence` the evidence families at the row's
- * k (`evidence_recall`, `evidence_precision`, `evidence_iou`, `tokens`) and `evidence_recall_<B>t` per token budget.
+ * k (`evidence_recall`, `evidence_precision`, `evidence_iou`, `tokens`) and `evidence_recall_<B>t` per token budget,
+ * plus `ann_recall` (the row's `ann_recall@k`, empty for exact rows) when some row uses an approximate index.
  */
 export function matrixColumns(result: SweepResult): string[] {
-  if (result.level !== 'evidence') return [...MATRIX_COLUMNS];
-  return [...MATRIX_COLUMNS, ...EVIDENCE_FAMILIES, ...budgetsOf(result).map((b) => `evidence_recall_${b}t`)];
+  const ann = hasAnnRecall(result) ? ['ann_recall'] : [];
+  if (result.level !== 'evidence') return [...MATRIX_COLUMNS, ...ann];
+  return [...MATRIX_COLUMNS, ...EVIDENCE_FAMILIES, ...budgetsOf(result).map((b) => `evidence_recall_${b}t`), ...ann];
 }
 
 /** One matrix row as JSON values (numbers stay numbers), plus `metrics` and `ci` keyed by canonical name. */
@@ -70,6 +77,7 @@ export interface MatrixRow {
 /** Builds the rows shared by the CSV and JSON files. */
 export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[] {
   const budgets = budgetsOf(result);
+  const ann = hasAnnRecall(result);
   return result.configs.map((row, i) => {
     const c = row.config;
     const ra = analysis.rows[i] && analysis.rows[i].id === c.id ? analysis.rows[i] : undefined;
@@ -111,6 +119,7 @@ export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[]
       for (const f of EVIDENCE_FAMILIES) out[f] = num(row.means[`${f}@${c.k}`]);
       for (const b of budgets) out[`evidence_recall_${b}t`] = num(row.means[`evidence_recall@${b}t`]);
     }
+    if (ann) out.ann_recall = num(row.means[`ann_recall@${c.k}`]);
     return out;
   });
 }

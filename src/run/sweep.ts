@@ -27,6 +27,7 @@ import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { TIE_RULE } from '../retrieve/rank.js';
 import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
 import { hybridRetriever, keywordRetriever, listRetriever, semanticRetriever } from '../retrieve/builtin.js';
+import { annRecall, lancedbKeywordRetriever, lancedbRetriever } from '../retrieve/lancedb.js';
 import type { Retriever, RetrieverFactory, RetrieverQuestion } from '../retrieve/retriever.js';
 import { createProvider } from '../embed/registry.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
@@ -40,7 +41,7 @@ import { measuresAtK } from '../score/measures.js';
 import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
-import { ROW_FAMILIES, checkModelsForDenseModes } from '../config/schema.js';
+import { ROW_FAMILIES, checkModelsForDenseModes, semanticRetrieverName } from '../config/schema.js';
 import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
@@ -362,10 +363,15 @@ export async function runSweep(
   // 3. BM25, once per grid chunking.
   t = performance.now();
   const keywordKeys = new Map<string, Record<string, unknown>>();
+  const ftsInfo: Record<string, unknown>[] = [];
   if (needsKeyword) {
-    const live = [...new Set(grid.filter((r) => r.mode === 'keyword' || r.mode === 'hybrid').map((r) => r.chunkingKey))];
+    // BM25 per chunking with bm25 keyword rows or hybrid rows (hybrid rows fuse the bm25 lists).
+    const live = [...new Set(grid.filter((r) => (r.mode === 'keyword' && r.retriever === 'keyword') || r.mode === 'hybrid').map((r) => r.chunkingKey))];
+    // LanceDB full-text search per chunking with keyword-lance-fts rows.
+    const ftsLive = [...new Set(grid.filter((r) => r.mode === 'keyword' && r.retriever === 'keyword-lance-fts').map((r) => r.chunkingKey))];
+    const total = live.length + ftsLive.length;
     for (const [i, ck] of live.entries()) {
-      emit({ kind: 'progress', stage: 'keyword', done: i, total: live.length });
+      emit({ kind: 'progress', stage: 'keyword', done: i, total });
       const st = stages.get(ck)!;
       const id = `${ck}.keyword`;
       if (st.error) {
@@ -384,12 +390,39 @@ export async function runSweep(
         if ('error' in r) r.error = `keyword index on ${ck} failed: ${r.error}`;
       });
     }
-    emit({ kind: 'progress', stage: 'keyword', done: live.length, total: live.length });
+    for (const [i, ck] of ftsLive.entries()) {
+      emit({ kind: 'progress', stage: 'keyword', done: live.length + i, total });
+      const st = stages.get(ck)!;
+      const id = `${ck}.keyword-lance-fts`;
+      if (st.error) {
+        rankings.set(id, { error: st.error });
+        continue;
+      }
+      const parts = { kind: 'keyword', engine: 'lancedb-fts', chunking: ck, lancedb: packageVersion('@lancedb/lancedb') };
+      const r = await unit(id, parts, rowDepth, async () => {
+        const t0 = performance.now();
+        const retriever = await lancedbKeywordRetriever()(ctxOf(st, {}));
+        try {
+          const buildSeconds = (performance.now() - t0) / 1000;
+          const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, { resolveId: resolverOf(st), signal });
+          return { lists, buildSeconds, queryMs, info: { describe: retriever.describe?.() ?? {} } };
+        } finally {
+          await retriever.close?.();
+        }
+      });
+      if ('error' in r) {
+        r.error = `LanceDB full-text index on ${ck} failed: ${r.error}`;
+        warn(r.error);
+      }
+      ftsInfo.push({ unit: id, ...('error' in r ? { error: r.error } : { fromCheckpoint: r.fromCheckpoint, ...(r.info ?? {}) }) });
+    }
+    emit({ kind: 'progress', stage: 'keyword', done: total, total });
   }
   timings.keyword_seconds = (performance.now() - t) / 1000;
 
   // 4. Dense retrieval, once per model: embed every distinct text once, then search every chunking; fuse.
   const embeddingInfo: Record<string, unknown>[] = [];
+  const exactLists = new Map<string, Lists>();
   let embedSeconds = 0;
   t = performance.now();
   const cache = needsDense ? EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite')) : undefined;
@@ -415,6 +448,7 @@ export async function runSweep(
             unit,
             keywordKeys,
             rankings,
+            exactLists,
             resolverOf,
             ctxOf,
             signal,
@@ -510,7 +544,7 @@ export async function runSweep(
   const scorer = makeScorer(config, [...stages.values()], scored);
   for (const [i, spec] of grid.entries()) {
     if (i % 50 === 0) emit({ kind: 'progress', stage: 'score', done: i, total: grid.length });
-    configs.push(scoreRow(spec, stages, rankings, scored, scorer));
+    configs.push(scoreRow(spec, stages, rankings, scored, scorer, exactLists));
   }
   emit({ kind: 'progress', stage: 'score', done: grid.length, total: grid.length });
   timings.score_seconds = (performance.now() - t) / 1000;
@@ -557,6 +591,7 @@ export async function runSweep(
       })),
     },
     bm25: needsKeyword ? bm25Params(rankings) ?? { k1: config.bm25.k1, b: config.bm25.b } : null,
+    ...(ftsInfo.length > 0 ? { lancedbFts: ftsInfo } : {}),
     hybrid: gridModes.has('hybrid') ? { rrfK: config.hybrid.rrfK, depth: config.hybrid.depth, fusion: config.hybrid.fusion } : null,
     retrievalDepth: baseDepth,
     ...(config.level === 'evidence' ? { evidence: { minOverlap: config.evidenceOverlap, budgets: config.evidenceBudgets, projection: scorer.projectionStats() } } : {}),
@@ -602,7 +637,7 @@ function describeShort(v: unknown): string {
 function checkNames(config: SweepConfig): void {
   const seen = new Set<string>();
   for (const n of [...config.retrievers.map((r) => r.name), ...config.runs.map((r) => r.name)]) {
-    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(n) || n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || seen.has(n))
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(n) || n === 'keyword' || n === 'semantic' || n === 'hybrid' || n.startsWith('hybrid-') || n.startsWith('semantic-') || n.startsWith('keyword-') || seen.has(n))
       throw new HarnessError('CONFIG_INVALID', `retriever or run name ${JSON.stringify(n)} is invalid, reserved or used twice`, {
         location: { path: 'retrievers' },
         remedy: 'use distinct names of letters, digits, "_" and "-", other than keyword, semantic and hybrid',
@@ -846,6 +881,8 @@ interface ModelContext {
   ) => Promise<Ranking>;
   keywordKeys: Map<string, Record<string, unknown>>;
   rankings: Map<string, Ranking>;
+  /** Filled here: ranking id of an ivf_pq unit → the exact lists of its model and chunking (for `ann_recall@k`). */
+  exactLists: Map<string, Lists>;
   resolverOf: (st: ChunkingStage) => (id: string) => string | null;
   ctxOf: (st: ChunkingStage, opts: Record<string, unknown>) => Parameters<RetrieverFactory>[0];
   signal: AbortSignal;
@@ -864,7 +901,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
   const hybridRows = new Map<string, ConfigSpec>(); // ranking id (no rerank) → a row of it
   for (const r of rows) if (r.mode === 'hybrid') hybridRows.set(rankingId({ ...r, rerank: null }), r);
   const failAll = (msg: string) => {
-    for (const ck of chunkKeys) m.rankings.set(`${ck}.semantic.${spec.label}`, { error: msg });
+    for (const r of rows) if (r.mode === 'semantic') m.rankings.set(rankingId({ ...r, rerank: null }), { error: msg });
     for (const id of hybridRows.keys()) m.rankings.set(id, { error: msg });
   };
 
@@ -950,41 +987,106 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       return { matrices, queries: queryMap, docSeconds: docs.stats.embedSeconds, probeMs };
     })());
 
+  // Semantic units per chunking: memory (exact, in-memory) and each LanceDB engine of the grid. The memory unit is
+  // also computed when hybrid rows need its lists, or when an ivf_pq row needs exact lists and no flat row gives them.
+  const semanticRows = rows.filter((r) => r.mode === 'semantic');
+  const engines = (m.config.semantic ?? [{ engine: 'memory' as const }]).map((engine) => ({ engine, name: semanticRetrieverName(engine) }));
+  const semIdOf = (ck: string, name: string) => `${ck}.${name}.${spec.label}`;
+  const allSemIds = (ck: string) => [semIdOf(ck, 'semantic'), ...engines.filter((x) => x.engine.engine !== 'memory').map((x) => semIdOf(ck, x.name))];
+  const lanceInfo: Record<string, unknown>[] = [];
   try {
     for (const ck of chunkKeys) {
       const st = stages.get(ck)!;
-      const semId = `${ck}.semantic.${spec.label}`;
+      const semId = semIdOf(ck, 'semantic');
+      const inGrid = (name: string) => semanticRows.some((r) => r.chunkingKey === ck && r.retriever === name);
+      const lanceHere = engines.filter((x) => x.engine.engine === 'lancedb' && inGrid(x.name));
+      const hybridHere = [...hybridRows.values()].some((r) => r.chunkingKey === ck);
+      const flatHere = lanceHere.find((x) => x.engine.engine === 'lancedb' && x.engine.index.type === 'flat');
+      const ivfHere = lanceHere.some((x) => x.engine.engine === 'lancedb' && x.engine.index.type === 'ivf_pq');
+      const needMemory = inGrid('semantic') || hybridHere || (ivfHere && !flatHere);
       if (st.error) {
-        m.rankings.set(semId, { error: st.error });
+        for (const id of allSemIds(ck)) m.rankings.set(id, { error: st.error });
         for (const [id, r] of hybridRows) if (r.chunkingKey === ck) m.rankings.set(id, { error: st.error });
         continue;
       }
       const semParts = { kind: 'semantic', chunking: ck, ...modelKey };
-      const sem = await m.unit(semId, semParts, m.baseDepth, async () => {
-        const e = await ensureEmbedded();
-        const t1 = performance.now();
-        const retriever = await semanticRetriever({
-          embed: async (texts) => texts.map((text) => e.queries.get(text)!),
-          embedMatrix: async () => e.matrices.get(ck)!,
-        })(m.ctxOf(st, {}));
-        const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
-        try {
-          const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
-            resolveId: m.resolverOf(st),
-            signal: m.signal,
+      let sem: Ranking | undefined;
+      try {
+        if (needMemory) {
+          sem = await m.unit(semId, semParts, m.baseDepth, async () => {
+            const e = await ensureEmbedded();
+            const t1 = performance.now();
+            const retriever = await semanticRetriever({
+              embed: async (texts) => texts.map((text) => e.queries.get(text)!),
+              embedMatrix: async () => e.matrices.get(ck)!,
+            })(m.ctxOf(st, {}));
+            const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
+            try {
+              const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
+                resolveId: m.resolverOf(st),
+                signal: m.signal,
+              });
+              return { lists, buildSeconds, queryMs: queryMs + e.probeMs };
+            } finally {
+              await retriever.close?.();
+            }
           });
-          return { lists, buildSeconds, queryMs: queryMs + e.probeMs };
-        } finally {
-          await retriever.close?.();
-          // The matrix is not needed again: the lists are kept (and checkpointed).
-          e.matrices.delete(ck);
+          if ('error' in sem) sem.error = `semantic index on ${ck} with ${spec.label} failed: ${sem.error}`;
         }
-      });
-      if ('error' in sem) {
-        sem.error = `semantic index on ${ck} with ${spec.label} failed: ${sem.error}`;
-        for (const [id, r] of hybridRows) if (r.chunkingKey === ck) m.rankings.set(id, { error: sem.error });
+        // LanceDB units: flat first (its lists are the exact reference when there is no memory unit), then ivf_pq.
+        const ordered = [...lanceHere].sort((a, b) => Number(a === flatHere ? 0 : 1) - Number(b === flatHere ? 0 : 1));
+        for (const { engine, name } of ordered) {
+          if (engine.engine !== 'lancedb') continue;
+          const id = semIdOf(ck, name);
+          const parts = { ...semParts, engine: 'lancedb', index: engine.index, lancedb: packageVersion('@lancedb/lancedb') };
+          const r = await m.unit(id, parts, m.baseDepth, async () => {
+            const e = await ensureEmbedded();
+            const matrix = e.matrices.get(ck)!;
+            const rowOf = new Map<string, number>();
+            st.chunks.forEach((c, i) => rowOf.set(c.text, i));
+            const t1 = performance.now();
+            // Document vectors come from the chunking's matrix (already normalised), queries from the query map.
+            const retriever = await lancedbRetriever({
+              embed: async (texts, role) =>
+                role === 'document' ? texts.map((text) => matrix.row(rowOf.get(text)!).subarray(0, matrix.d)) : texts.map((text) => e.queries.get(text)!),
+              modelKey: provider.cacheKey('document'),
+              index: engine.index,
+            })(m.ctxOf(st, {}));
+            const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
+            try {
+              const { lists, queryMs } = await collectLists(`${name} ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
+                resolveId: m.resolverOf(st),
+                signal: m.signal,
+              });
+              return { lists, buildSeconds, queryMs: queryMs + e.probeMs, info: { describe: retriever.describe?.() ?? {} } };
+            } finally {
+              await retriever.close?.();
+            }
+          });
+          if ('error' in r) {
+            r.error = `${name} on ${ck} with ${spec.label} failed: ${r.error}`;
+            m.warn(r.error);
+          }
+          lanceInfo.push({ unit: id, ...('error' in r ? { error: r.error } : { fromCheckpoint: r.fromCheckpoint, ...(r.info ?? {}) }) });
+          // ANN error (issue 12 §6): an ivf_pq unit is measured against the exact lists of the same model and chunking.
+          if (engine.index.type === 'ivf_pq' && !('error' in r)) {
+            const exact = sem ?? (flatHere ? m.rankings.get(semIdOf(ck, flatHere.name)) : undefined);
+            if (exact && !('error' in exact)) m.exactLists.set(id, exact.lists);
+            else m.warn(`${id}: no exact lists to measure ann_recall against (${exact && 'error' in exact ? exact.error : 'none computed'})`);
+          }
+        }
+      } finally {
+        // Every engine of this chunking has used the matrix; the lists are kept (and checkpointed).
+        if (embedded) await embedded.then((e) => e.matrices.delete(ck)).catch(() => undefined);
+      }
+      if (!hybridHere) continue;
+      if (!sem || 'error' in sem) {
+        const error = sem && 'error' in sem ? sem.error : 'semantic index was not built';
+        for (const [id, r] of hybridRows) if (r.chunkingKey === ck) m.rankings.set(id, { error });
         continue;
       }
+      const semLists = sem.lists;
+      const semCost = { buildSeconds: sem.buildSeconds, queryMs: sem.queryMs };
       const kw = m.rankings.get(`${ck}.keyword`);
       for (const [id, row] of hybridRows) {
         if (row.chunkingKey !== ck) continue;
@@ -999,7 +1101,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
           const byQuestion = (lists: Lists) => new Map(m.scored.map((q, j) => [q.id, lists[j]]));
           const retriever = hybridRetriever({
             keyword: listRetriever(byQuestion(kw.lists)),
-            semantic: listRetriever(byQuestion(sem.lists)),
+            semantic: listRetriever(byQuestion(semLists)),
             fusion,
             depth: m.config.hybrid.depth,
           });
@@ -1007,17 +1109,18 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
             resolveId: m.resolverOf(st),
             signal: m.signal,
           });
-          return { lists, buildSeconds: kw.buildSeconds + sem.buildSeconds, queryMs: queryMs + kw.queryMs + sem.queryMs };
+          return { lists, buildSeconds: kw.buildSeconds + semCost.buildSeconds, queryMs: queryMs + kw.queryMs + semCost.queryMs };
         });
       }
     }
+    if (lanceInfo.length > 0) info.lancedb = lanceInfo;
     info.describe = provider.describe();
     info.truncated = provider.truncatedCount();
     if (provider.stats) info.server = provider.stats(); // requests, retries, retryWaitSeconds, promptTokens
     if (!embedded) info.from_checkpoint = true;
   } catch (e) {
     const msg = `embedding with ${spec.label} failed: ${errorText(e)}`;
-    for (const ck of chunkKeys) if (!m.rankings.has(`${ck}.semantic.${spec.label}`)) m.rankings.set(`${ck}.semantic.${spec.label}`, { error: msg });
+    for (const ck of chunkKeys) for (const id of allSemIds(ck)) if (!m.rankings.has(id)) m.rankings.set(id, { error: msg });
     for (const id of hybridRows.keys()) if (!m.rankings.has(id)) m.rankings.set(id, { error: msg });
     info.error = msg;
     m.warn(msg);
@@ -1140,13 +1243,19 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
   };
 }
 
-/** Scores one grid row from its ranking unit (a prefix of length k of each list). */
+/**
+ * Scores one grid row from its ranking unit (a prefix of length k of each list). A row whose ranking (without its
+ * rerank part) is an approximate (ivf_pq) unit also gets `ann_recall@<k>` per question and in its means: the share of
+ * the exact top-k the index returned (`annRecall`, src/retrieve/lancedb.ts), measured on the un-reranked lists, so a
+ * reranked row reports the loss of the index it reranks.
+ */
 function scoreRow(
   spec: ConfigSpec,
   stages: Map<string, ChunkingStage>,
   rankings: Map<string, Ranking>,
   scored: Question[],
   scorer: Scorer,
+  exactLists: Map<string, Lists> = new Map(),
 ): ConfigResult {
   const failed = (error: string): ConfigResult => ({
     config: spec,
@@ -1166,11 +1275,16 @@ function scoreRow(
   if ('error' in ranking) return failed(ranking.error);
   const lists = ranking.lists;
   try {
+    const baseId = rankingId({ ...spec, rerank: null });
+    const exact = exactLists.get(baseId);
+    const approx = exact ? rankings.get(baseId) : undefined;
+    const ann = exact && approx && 'lists' in approx ? annRecall(exact, approx.lists, spec.k) : undefined;
     const perQuery: QueryDetail[] = [];
     const sums = new Map<string, number>();
     for (const [j, q] of scored.entries()) {
       const hits = lists[j].slice(0, spec.k);
       const s = scorer.score(st, j, lists[j], spec.k);
+      if (ann) s.values[`ann_recall@${spec.k}`] = ann[j];
       for (const name in s.values) sums.set(name, (sums.get(name) ?? 0) + s.values[name]);
       perQuery.push({
         qid: q.id,
