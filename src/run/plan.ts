@@ -7,6 +7,7 @@
  * `CREATE TABLE IF NOT EXISTS` on open. Fails with the same HarnessError the sweep would give for the same input
  * (config, dataset, questions with no label at the level, a missing local model folder).
  */
+import { preflightTransformersModel } from '../embed/transformers.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
@@ -145,22 +146,16 @@ function needsEmbeddings(config: Pick<SweepConfig, 'modes'>): boolean {
 }
 
 /**
- * Fails fast on transformers models with remote loading off whose folder does not exist (the sweep's preflight).
- * @throws HarnessError('MODEL_NOT_FOUND') naming the folder looked in.
+ * Fails fast on models that cannot load (the sweep's preflight, shared with `validate`): a transformers model, hub id
+ * or folder, whose files are missing with remote loading off is the user's mistake (exit 1, nothing run), not a
+ * failed row; a hub id with allowRemote: true is downloaded instead. A model that is there but fails to load gives
+ * failed rows.
+ * @throws HarnessError('MODEL_NOT_FOUND') listing every missing file at once.
  */
 export function preflightModels(config: Pick<SweepConfig, 'modes' | 'embeddings' | 'cacheDir'>): void {
   if (!needsEmbeddings(config)) return;
-  for (const spec of config.embeddings) {
-    if (!spec.model.startsWith('transformers:') || spec.allowRemote) continue;
-    const loc = locateModel(spec.model, path.resolve(config.cacheDir));
-    if (!existsSync(loc.dir))
-      throw new HarnessError('MODEL_NOT_FOUND', `embedding model ${spec.model}: no model folder at ${loc.dir}`, {
-        remedy:
-          loc.kind === 'hub'
-            ? `put the model files (config.json, tokenizer.json, onnx/model.onnx) in ${loc.dir}, or set allowRemote: true for this model`
-            : 'check the path after transformers: (relative paths resolve against the working directory)',
-      });
-  }
+  for (const spec of config.embeddings)
+    if (spec.model.startsWith('transformers:')) preflightTransformersModel(spec, path.resolve(config.cacheDir));
 }
 
 /** Loads the config's dataset the way the sweep does (relative paths against the config file's folder). */

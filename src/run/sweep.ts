@@ -45,9 +45,9 @@ import { ROW_FAMILIES, checkModelsForDenseModes, semanticRetrieverName } from '.
 import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
-import { preflightTransformersModel } from '../embed/transformers.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
 import { collectLists } from './retrieve.js';
+import { preflightModels, scorableQuestions } from './plan.js';
 import { createHash } from 'node:crypto';
 import type { Reranker, RerankSpec } from '../rerank/types.js';
 import { createReranker } from '../rerank/registry.js';
@@ -227,31 +227,8 @@ export async function runSweep(
   for (const w of dataset.warnings) warn(w);
 
   const threshold = config.relevanceThreshold;
-  const scored: Question[] = [];
-  const excluded: { id: string; reason: string }[] = [];
-  for (const q of dataset.questions) {
-    const reason = unscorableReason(q, config.level, threshold);
-    if (reason === null) scored.push(q);
-    else excluded.push({ id: q.id, reason });
-  }
-  if (scored.length === 0) {
-    const reasons = [...new Set(excluded.map((e) => e.reason))].join('; ');
-    throw new HarnessError(
-      'QUESTIONS_INVALID',
-      dataset.questions.length === 0
-        ? `the dataset has no questions to score`
-        : `none of the ${dataset.questions.length} question(s) can be scored at level ${config.level}: ${reasons}`,
-      {
-        location: { file: dataset.root },
-        remedy:
-          config.level === 'document'
-            ? `label at least one relevant document (grade ≥ ${threshold}) per question in questions.jsonl (or the BEIR qrels)`
-            : config.level === 'chunk'
-              ? 'give questions "chunks" labels, or use level: document'
-              : 'give questions "evidence" passages, or use level: document',
-      },
-    );
-  }
+  // The same rule and message as `validate` (run/plan.ts): QUESTIONS_INVALID when no question can be scored.
+  const { scored, excluded } = scorableQuestions(dataset, config.level, threshold);
   const excludedMsg = excludedWarning(excluded);
   if (excludedMsg) warn(excludedMsg);
 
@@ -1128,29 +1105,6 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
     await provider.close();
   }
   return info;
-}
-
-/**
- * Fails fast on models that cannot load: a transformers model (hub id or folder) whose files are missing, remote
- * loading off, is the user's mistake (exit 1, nothing run), not a failed row. A model that is there but fails to load
- * gives failed rows.
- * @throws HarnessError('MODEL_NOT_FOUND') listing every missing file.
- */
-function preflightModels(config: SweepConfig): void {
-  if (!config.modes.some((m) => m !== 'keyword')) return;
-  // A hub id and a folder behave the same: every missing file is listed at once, before any work (a hub id with
-  // allowRemote: true is downloaded instead).
-  for (const spec of config.embeddings)
-    if (spec.model.startsWith('transformers:')) preflightTransformersModel(spec, path.resolve(config.cacheDir));
-}
-
-/** Why a question cannot be scored at `level` (null when it can). */
-function unscorableReason(q: Question, level: Level, threshold: number): string | null {
-  if (level === 'document')
-    return relevantCount(q.relevant, threshold) > 0 ? null : `no relevant label (no grade ≥ ${threshold})`;
-  if (level === 'chunk')
-    return relevantCount(q.chunkLabels ?? {}, threshold) > 0 ? null : `no chunk label with grade ≥ ${threshold}`;
-  return q.evidence.some((s) => s.grade >= threshold) ? null : `no evidence span with grade ≥ ${threshold}`;
 }
 
 /** Scores one question's top-k chunks; built once per sweep, holding everything that does not depend on the row. */
