@@ -169,7 +169,8 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   }
   io.stderr(
     `times: start-up ${startup.toFixed(1)} s, load ${t.load_seconds.toFixed(1)} s, chunk ${t.chunk_seconds.toFixed(1)} s, keyword ${t.keyword_seconds.toFixed(1)} s, ` +
-      `embed+semantic ${t.dense_seconds.toFixed(1)} s (inference ${t.embed_seconds.toFixed(1)} s), score ${t.score_seconds.toFixed(1)} s, ` +
+      `embed+semantic ${t.dense_seconds.toFixed(1)} s (inference ${t.embed_seconds.toFixed(1)} s), ` +
+      `retrievers+runs ${(t.external_seconds ?? 0).toFixed(1)} s, rerank ${(t.rerank_seconds ?? 0).toFixed(1)} s, score ${t.score_seconds.toFixed(1)} s, ` +
       `report ${reportSeconds.toFixed(1)} s, total ${totalSeconds.toFixed(1)} s\n`,
   );
   io.stderr(`results: ${outDir}\n`);

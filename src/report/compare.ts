@@ -102,6 +102,26 @@ const distinct = (r: SweepResult, f: (c: ConfigResult) => string | null | undefi
  * depth, embedding models (`label = model`), chunking tokenizer, chunkings, fusion settings and rerank stages of the
  * grid. Values are compared as display text; a setting absent from both is not listed.
  */
+/** `name sha256-prefix` of each retriever module in the manifest (older manifests: none). */
+function retrieverModules(r: SweepResult): string {
+  const list = manifestValue(r, ['retrievers']);
+  if (!Array.isArray(list)) return '';
+  return list
+    .map((e) => (e && typeof e === 'object' ? (e as { name?: unknown; moduleSha256?: unknown }) : {}))
+    .map((e) => `${String(e.name)}${typeof e.moduleSha256 === 'string' ? ` ${e.moduleSha256.slice(0, 12)}` : ''}`)
+    .join(', ');
+}
+
+/** `name sha256-prefix` of each run file in the manifest (older manifests: none). */
+function runFiles(r: SweepResult): string {
+  const list = manifestValue(r, ['runs']);
+  if (!Array.isArray(list)) return '';
+  return list
+    .map((e) => (e && typeof e === 'object' ? (e as { name?: unknown; sha256?: unknown }) : {}))
+    .map((e) => `${String(e.name)}${typeof e.sha256 === 'string' ? ` ${e.sha256.slice(0, 12)}` : ''}`)
+    .join(', ');
+}
+
 export function settingsDiff(a: SweepResult, b: SweepResult): SettingDiff[] {
   const specs: [string, (r: SweepResult) => unknown][] = [
     ['dataset fingerprint', (r) => manifestValue(r, ['dataset', 'fingerprint'])],
@@ -117,6 +137,9 @@ export function settingsDiff(a: SweepResult, b: SweepResult): SettingDiff[] {
     ['chunkings', (r) => distinct(r, (c) => c.config.chunkingKey)],
     ['fusion settings', (r) => distinct(r, (c) => c.config.fusion?.key)],
     ['rerank stages', (r) => distinct(r, (c) => rerankKey(c.config.rerank))],
+    // A retriever module edited between the runs keeps its name (and ids) but not its file hash.
+    ['retriever modules', (r) => retrieverModules(r)],
+    ['run files', (r) => runFiles(r)],
   ];
   const out: SettingDiff[] = [];
   for (const [setting, get] of specs) {

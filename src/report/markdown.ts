@@ -462,9 +462,19 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
   if (typeof tie === 'string') lines.push(`Tie rule: ${tie}.`);
   const bm25 = (manifestValue(result, ['bm25']) ?? manifestValue(result, ['config', 'bm25'])) as Record<string, unknown> | undefined;
   if (bm25 && typeof bm25 === 'object') lines.push(`BM25: k1 = ${String(bm25.k1)}, b = ${String(bm25.b)}.`);
-  const hybrid = (manifestValue(result, ['hybrid']) ?? manifestValue(result, ['config', 'hybrid'])) as Record<string, unknown> | undefined;
-  if (hybrid && typeof hybrid === 'object')
-    lines.push(`Hybrid: reciprocal rank fusion (Cormack et al. 2009) with constant ${String(hybrid.rrfK)}, each list ${String(hybrid.depth)} deep.`);
+  // Only when the sweep had hybrid rows (the manifest's `hybrid` is null otherwise; older manifests: any hybrid row).
+  const hybridRows = result.configs.some((c) => c.config.mode === 'hybrid');
+  const hybrid = (manifestValue(result, ['hybrid']) ?? (hybridRows ? manifestValue(result, ['config', 'hybrid']) : undefined)) as
+    | Record<string, unknown>
+    | undefined;
+  if (hybrid && typeof hybrid === 'object') {
+    const fusion = Array.isArray(hybrid.fusion) ? (hybrid.fusion as { method?: string }[]) : [{ method: 'rrf' }];
+    const methods = [...new Set(fusion.map((f) => f.method ?? 'rrf'))];
+    const parts: string[] = [];
+    if (methods.includes('rrf')) parts.push(`reciprocal rank fusion (Cormack et al. 2009; plain with constant ${String(hybrid.rrfK)} unless a setting names its own)`);
+    if (methods.includes('convex')) parts.push('convex combination of normalised scores (docs/fusion.md)');
+    lines.push(`Hybrid: ${parts.join(' and ')}, ${fusion.length} setting(s), each list ${String(hybrid.depth)} deep.`);
+  }
   const chunking = manifestValue(result, ['chunking']) as { tokenizer?: unknown; chunkings?: unknown } | undefined;
   if (chunking && Array.isArray(chunking.chunkings)) {
     const parts = (chunking.chunkings as Record<string, unknown>[]).map((c) => {

@@ -185,6 +185,11 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
   if (excluded.length > 0)
     warnings.push(`${excluded.length} question(s) cannot be scored at level ${config.level} and are left out of the means`);
   preflightModels(config);
+  // Retriever modules and run files: the sweep's own checks and messages (a missing module, an export that is not a
+  // factory, a run with unknown qids or docnos).
+  const { loadRetrieverModules, loadRuns } = await import('./sweep.js');
+  await loadRetrieverModules(config);
+  loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), (w) => warnings.push(w));
 
   const grid = expandGrid(config);
   const byMode: Record<string, number> = {};

@@ -488,6 +488,7 @@ export async function runSweep(
     retrieverInfo.push({
       name: entry.name,
       module: entry.module,
+      ...(obj ? {} : { moduleSha256: fileHash(entry.module) }),
       chunking: ck,
       ...('error' in r ? { error: r.error } : { fromCheckpoint: r.fromCheckpoint, describe: r.info ?? {} }),
     });
@@ -575,7 +576,7 @@ export async function runSweep(
     embeddings: embeddingInfo,
     retrievers: retrieverInfo,
     rerankers: rerankInfo,
-    runs: runs.map((r) => ({ name: r.name, path: r.path, questions: r.lists.size })),
+    runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
     checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length },
     relevanceThreshold: threshold,
     level: config.level,
@@ -637,7 +638,7 @@ function checkNames(config: SweepConfig): void {
  * (exit 1, nothing run), not a failed row.
  * @throws HarnessError('CONFIG_INVALID') naming the entry's key, the path and the remedy.
  */
-async function loadRetrieverModules(config: SweepConfig, objects: Map<string, RetrieverEntry>): Promise<Map<string, RetrieverFactory>> {
+export async function loadRetrieverModules(config: SweepConfig, objects: Map<string, RetrieverEntry> = new Map()): Promise<Map<string, RetrieverFactory>> {
   const out = new Map<string, RetrieverFactory>();
   for (const [i, entry] of config.retrievers.entries()) {
     const obj = objects.get(entry.name);
@@ -676,7 +677,7 @@ async function loadRetrieverModules(config: SweepConfig, objects: Map<string, Re
 }
 
 /** A run file's lists by question id, ready to be served by a {@link listRetriever}. */
-interface LoadedRun {
+export interface LoadedRun {
   name: string;
   path: string;
   lists: Map<string, Hit[]>;
@@ -688,7 +689,7 @@ interface LoadedRun {
  * unknown docnos stay in the ranking as retrieved, unjudged documents (warned about).
  * @throws HarnessError('RUN_INVALID') with the file and the first offending line.
  */
-function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<string>, warn: (m: string) => void): LoadedRun[] {
+export function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<string>, warn: (m: string) => void): LoadedRun[] {
   const out: LoadedRun[] = [];
   const qids = new Set(scored.map((q) => q.id));
   const keep = config.dataset.labels === 'keep';

@@ -94,6 +94,20 @@ describe('--version, --help and usage errors', () => {
 });
 
 describe('validate', () => {
+  it('a retriever module that does not exist and a run with an unknown qid: exit 1 with the sweep\'s message', async () => {
+    const base = `dataset: { path: ${tiny} }\ntopK: [1]\nprimaryMetric: ndcg@1\nmodes: [keyword]\ncacheDir: ${path.join(work, 'cache-ext')}\n`;
+    const mod = config('nomod', `name: nomod\n${base}retrievers: [{ name: x, module: ./no-such-module.mjs }]\n`);
+    const a = await cli('validate', mod);
+    expect(a.code).toBe(1);
+    expect(a.err).toContain('retrievers[0].module: retriever x: no module file at');
+    const runFile = path.join(work, 'bad-qid.trec');
+    writeFileSync(runFile, 'q1 Q0 billing/refunds.md 1 2 t\nq999 Q0 billing/refunds.md 1 2 t\n');
+    const run = config('badrun', `name: badrun\n${base}runs: [{ name: r, path: ${runFile} }]\n`);
+    const b = await cli('validate', run);
+    expect(b.code).toBe(1);
+    expect(b.err).toContain(`${runFile}:2: run r: question id "q999" is not a scored question of the dataset`);
+  });
+
   it('prints the plan of the tiny fixture: 3 chunkings × (2 keyword k + 2 semantic k) = 12 configurations', async () => {
     const file = config(
       'tiny',

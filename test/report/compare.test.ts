@@ -117,6 +117,13 @@ describe('compareSweeps, issue 13', () => {
     expect(text).toMatch(/BM25 k1\s+1\.2\s+0\.9/);
   });
 
+  it('a retriever module or run file edited between the sweeps shows as a changed setting (same names, other hashes)', () => {
+    const { a, b } = pair();
+    a.manifest = { retrievers: [{ name: 'words', moduleSha256: 'a'.repeat(64) }], runs: [{ name: 'es', sha256: 'c'.repeat(64) }] };
+    b.manifest = { retrievers: [{ name: 'words', moduleSha256: 'b'.repeat(64) }], runs: [{ name: 'es', sha256: 'c'.repeat(64) }] };
+    expect(compareSweeps(a, b).json.settings).toEqual([{ setting: 'retriever modules', a: `words ${'a'.repeat(12)}`, b: `words ${'b'.repeat(12)}` }]);
+  });
+
   it('does not call a row failed that did not fail', () => {
     const { a, b } = pair();
     // Y is ok in B but has no per-question values.
