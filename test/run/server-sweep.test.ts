@@ -37,8 +37,7 @@ function filesContaining(dirs: string[], needle: string): string[] {
 }
 
 /** Runs the tiny sweep with one openai: model at `url`, writes the artifacts; returns result and folders. */
-async function sweep(url: string, extra: Record<string, unknown> = {}) {
-  const cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-srv-cache-')), 'c');
+async function sweep(url: string, extra: Record<string, unknown> = {}, cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-srv-cache-')), 'c')) {
   const config = parseConfig({
     name: 'tiny-server',
     dataset: { path: tiny },
@@ -166,5 +165,24 @@ describe('a sweep against a server that answers 401', () => {
     expect(failed[0].error).toContain('401');
     expect(srv.requests).toHaveLength(1); // the probe, not retried; nothing embedded
     expect(filesContaining([dir, cacheDir], KEY)).toEqual([]);
+  });
+});
+
+describe('a warm rerun against an embedding server', () => {
+  it('sends no request at all when dimensions is set (no create-time probe; every ranking from its checkpoint)', async () => {
+    process.env[KEY_ENV] = KEY;
+    const server = await startFakeServer({ apiKey: KEY, dimensions: 48 });
+    try {
+      const cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-srv-warm-')), 'c');
+      const first = await sweep(server.url, { dimensions: 48 }, cacheDir);
+      const sent = server.requests.length;
+      expect(sent).toBeGreaterThan(0);
+      const second = await sweep(server.url, { dimensions: 48 }, cacheDir);
+      expect(server.requests.length).toBe(sent);
+      expect(matrixOf(second.result)).toEqual(matrixOf(first.result));
+    } finally {
+      delete process.env[KEY_ENV];
+      await server.close();
+    }
   });
 });
