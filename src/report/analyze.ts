@@ -330,11 +330,6 @@ function perQuestionValues(row: ConfigResult, qIndex: Map<string, number>, n: nu
   return out;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 /**
  * Runs every statistic of the report over a finished sweep.

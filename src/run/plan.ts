@@ -14,7 +14,6 @@ import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
-import { locateModel } from '../embed/transformers.js';
 import { HarnessError } from '../errors.js';
 import { loadDataset } from '../load/dataset.js';
 import { relevantCount } from '../score/evaluate.js';

@@ -18,7 +18,7 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
-import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Level, Question, QueryDetail, SweepResult } from '../types.js';
+import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Question, QueryDetail, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config/expand.js';
 import { loadDataset } from '../load/dataset.js';
@@ -38,7 +38,7 @@ import type { VectorMatrix } from '../retrieve/vector-matrix.js';
 import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
 import { readRun } from '../load/trec.js';
 import { measuresAtK } from '../score/measures.js';
-import { relevantCount, prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
+import { prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
 import { ROW_FAMILIES, checkModelsForDenseModes, semanticRetrieverName } from '../config/schema.js';
@@ -335,7 +335,6 @@ export async function runSweep(
     rankings.set(id, r);
     return r;
   };
-  const unitKeyOf = (id: string) => ({ unit: id });
 
   // 3. BM25, once per grid chunking.
   t = performance.now();
