@@ -62,6 +62,48 @@ interface TfModule {
   Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown;
 }
 
+/** Token ids of one encoded input (and its segment ids, when the tokenizer gives them). */
+export interface EncodedIds {
+  ids: readonly number[];
+  types: readonly number[] | null;
+}
+
+/**
+ * Pads a batch of encoded inputs to the longest (L tokens) as the model's feeds: `input_ids` (padding with `padId`),
+ * `attention_mask` (1 for real tokens), and `token_type_ids` when every input has segment ids; int64 tensors of shape
+ * [n, L] made with `Tensor`. `left` pads on the left (tokenizers whose `padding_side` is `left`). Also returns the
+ * mask as bytes (`mask01`, for mean pooling) and L. Shared by the embedding and the cross-encoder paths.
+ */
+export function padBatch(
+  enc: readonly EncodedIds[],
+  padId: number,
+  left: boolean,
+  Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown,
+): { feeds: Record<string, unknown>; mask01: Uint8Array; L: number } {
+  const n = enc.length;
+  const L = Math.max(...enc.map((e) => e.ids.length));
+  const ids = new BigInt64Array(n * L).fill(BigInt(padId));
+  const mask = new BigInt64Array(n * L);
+  const types = new BigInt64Array(n * L);
+  const hasTypes = enc.every((e) => e.types !== null);
+  const mask01 = new Uint8Array(n * L);
+  enc.forEach((e, i) => {
+    const off = i * L + (left ? L - e.ids.length : 0);
+    for (let s = 0; s < e.ids.length; s++) {
+      ids[off + s] = BigInt(e.ids[s]);
+      mask[off + s] = 1n;
+      mask01[off + s] = 1;
+      if (hasTypes) types[off + s] = BigInt(e.types![s]);
+    }
+  });
+  const feeds: Record<string, unknown> = {
+    input_ids: new Tensor('int64', ids, [n, L]),
+    attention_mask: new Tensor('int64', mask, [n, L]),
+  };
+  if (hasTypes) feeds.token_type_ids = new Tensor('int64', types, [n, L]);
+  return { feeds, mask01, L };
+}
+
 const HUB_ID = /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/;
 
 /** Where a transformers model is loaded from. */
@@ -360,28 +402,7 @@ export class TransformersProvider implements EmbeddingProvider {
     const n = texts.length;
     const enc = texts.map((t) => encodeWithTruncation(this.tokenizer, modelInput(this.spec, role, t), this.maxLength));
     for (const e of enc) if (e.truncated) this.truncated++;
-    const L = Math.max(...enc.map((e) => e.ids.length));
-    const pad = this.tokenizer.pad_token_id ?? 0;
-    const left = this.tokenizer.padding_side === 'left';
-    const ids = new BigInt64Array(n * L).fill(BigInt(pad));
-    const mask = new BigInt64Array(n * L);
-    const types = new BigInt64Array(n * L);
-    const hasTypes = enc.every((e) => e.types !== null);
-    const mask01 = new Uint8Array(n * L);
-    enc.forEach((e, i) => {
-      const off = i * L + (left ? L - e.ids.length : 0);
-      for (let s = 0; s < e.ids.length; s++) {
-        ids[off + s] = BigInt(e.ids[s]);
-        mask[off + s] = 1n;
-        mask01[off + s] = 1;
-        if (hasTypes) types[off + s] = BigInt(e.types![s]);
-      }
-    });
-    const feeds: Record<string, unknown> = {
-      input_ids: new this.tf.Tensor('int64', ids, [n, L]),
-      attention_mask: new this.tf.Tensor('int64', mask, [n, L]),
-    };
-    if (hasTypes) feeds.token_type_ids = new this.tf.Tensor('int64', types, [n, L]);
+    const { feeds, mask01, L } = padBatch(enc, this.tokenizer.pad_token_id ?? 0, this.tokenizer.padding_side === 'left', this.tf.Tensor);
     let out: Record<string, TfTensor>;
     try {
       out = await this.model(feeds);

@@ -42,7 +42,7 @@ import { sha256Files } from '../embed/hash.js';
 import { packageVersion } from '../embed/packages.js';
 import { formatCacheKey } from '../embed/provider.js';
 import { modelBaseName } from '../embed/spec.js';
-import { locateModel, onnxFileName, type ModelLocation } from '../embed/transformers.js';
+import { locateModel, onnxFileName, padBatch, type ModelLocation } from '../embed/transformers.js';
 import type { Reranker, RerankSpec } from './types.js';
 
 // The slice of the transformers.js API used here.
@@ -402,26 +402,7 @@ export class TransformersReranker implements Reranker {
       if (e.questionTruncated) this.counts.questionTruncated++;
       if (e.tailCut) this.counts.tailCut++;
     }
-    const L = Math.max(...enc.map((e) => e.ids.length));
-    const pad = this.tokenizer.pad_token_id ?? 0;
-    const left = this.tokenizer.padding_side === 'left';
-    const ids = new BigInt64Array(n * L).fill(BigInt(pad));
-    const mask = new BigInt64Array(n * L);
-    const types = new BigInt64Array(n * L);
-    const hasTypes = enc.every((e) => e.types !== null);
-    enc.forEach((e, i) => {
-      const off = i * L + (left ? L - e.ids.length : 0);
-      for (let s = 0; s < e.ids.length; s++) {
-        ids[off + s] = BigInt(e.ids[s]);
-        mask[off + s] = 1n;
-        if (hasTypes) types[off + s] = BigInt(e.types![s]);
-      }
-    });
-    const feeds: Record<string, unknown> = {
-      input_ids: new this.tf.Tensor('int64', ids, [n, L]),
-      attention_mask: new this.tf.Tensor('int64', mask, [n, L]),
-    };
-    if (hasTypes) feeds.token_type_ids = new this.tf.Tensor('int64', types, [n, L]);
+    const { feeds } = padBatch(enc, this.tokenizer.pad_token_id ?? 0, this.tokenizer.padding_side === 'left', this.tf.Tensor);
     let result: Record<string, TfTensor>;
     try {
       result = await this.model(feeds);
