@@ -11,6 +11,7 @@ import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
+import { JsonHashWriter } from './json-hash.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
 import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
@@ -156,9 +157,21 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
  */
 export function fingerprintDataset(docs: readonly Doc[], questions: readonly Question[]): string {
   const h = createHash('sha256');
-  const sortedDocs = [...docs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  h.update('docs\n');
-  for (const d of sortedDocs) h.update(`${JSON.stringify([d.id, d.text])}\n`);
+  const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  let sorted = true;
+  for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
+  const sortedDocs = sorted ? docs : [...docs].sort(byId);
+  // The bytes of `${JSON.stringify([d.id, d.text])}\n` per document, without building those strings (json-hash.ts).
+  const w = new JsonHashWriter(h);
+  w.raw('docs\n');
+  for (const d of sortedDocs) {
+    w.raw('[');
+    w.string(d.id);
+    w.raw(',');
+    w.string(d.text);
+    w.raw(']\n');
+  }
+  w.flush();
   h.update('questions\n');
   for (const q of questions) {
     h.update(
