@@ -11,12 +11,13 @@
  *   scifact     SciFact whole documents (title + "\n\n" + text, as loadBeir builds them), its 300 test queries
  *   syn<N>      N synthetic chunks of 60–250 words (uniform, seeded) made of SciFact and TREC-DL sentences drawn with a
  *               seeded PRNG; queries: SciFact's 300 test queries + TREC-DL's judged ones
+ *   dir:<path>  a BEIR folder's whole documents and its test queries (bench:scale passes its synthetic corpora so)
  *
  * Options:
  *   --datasets DIR      folder holding scifact/ and trec-dl-2019-5k/ (default ../shared/datasets)
- *   --corpora LIST      e.g. `scifact,200000,1000000` (numbers = synthetic sizes; default `scifact`)
- *   --engines LIST      default `ours,adapter,wink,minisearch`; synthetic sizes above 300k run only ours and
- *                       minisearch unless --engines names the others explicitly
+ *   --corpora LIST      e.g. `scifact,200000,1000000,dir:/data/beir-x` (numbers = synthetic sizes; default `scifact`)
+ *   --engines LIST      default `ours,adapter,wink,minisearch`; synthetic sizes above 300k and dir: corpora run only
+ *                       ours, wink and minisearch (dir:) or ours and minisearch (syn > 300k) unless --engines names others
  *   --depth N           search depth (default 100: the sweep asks for max(top-k, hybrid.depth))
  *   --repeat N          timed passes over the queries after one untimed warm-up pass; median reported (default 3)
  *   --queries N         only the first N queries (default all; for slow peers on large corpora)
@@ -230,7 +231,8 @@ async function child(p: ChildParams): Promise<void> {
   const sci = await beirCorpus(path.join(p.datasets, 'scifact'));
   let chunks = sci.chunks;
   let queries = sci.queries;
-  if (p.corpus !== 'scifact') {
+  if (p.corpus.startsWith('dir:')) ({ chunks, queries } = await beirCorpus(p.corpus.slice(4)));
+  else if (p.corpus !== 'scifact') {
     const trec = await beirCorpus(path.join(p.datasets, 'trec-dl-2019-5k'));
     chunks = syntheticChunks([...sci.chunks, ...trec.chunks].map((c) => c.text), Number(p.corpus.slice(3)));
     queries = [...sci.queries, ...trec.queries];
@@ -276,9 +278,11 @@ async function main(): Promise<void> {
   for (const e of engines ?? []) if (!BM25_BENCH_ENGINES.includes(e)) throw new Error(`unknown engine ${e}; known: ${BM25_BENCH_ENGINES.join(', ')}`);
   const results: Bm25BenchResult[] = [];
   for (const c of o.corpora.split(',')) {
-    const corpus = c === 'scifact' ? 'scifact' : `syn${Number(c)}`;
-    if (corpus !== 'scifact' && !(Number(c) > 0)) throw new Error(`--corpora: ${c} is neither scifact nor a chunk count`);
-    const list = engines ?? (corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'minisearch'] : [...BM25_BENCH_ENGINES]);
+    const corpus = c === 'scifact' || c.startsWith('dir:') ? c : `syn${Number(c)}`;
+    if (corpus.startsWith('syn') && !(Number(c) > 0)) throw new Error(`--corpora: ${c} is neither scifact, dir:<path> nor a chunk count`);
+    const list =
+      engines ??
+      (corpus.startsWith('dir:') ? ['ours', 'wink', 'minisearch'] : corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'minisearch'] : [...BM25_BENCH_ENGINES]);
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
       const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries });

@@ -9,6 +9,12 @@
  * per-stage seconds (load, chunk, keyword, dense = embedding + search + fusion, score, total), peak RSS of the child
  * (`process.resourceUsage().maxRSS`), chunks per chunking, and the growth exponent between consecutive sizes,
  * log(t2/t1) / log(N2/N1), per stage (1 = linear).
+ *
+ * Then, on the same corpus (whole documents, depth 100), BM25 queries/s of our index (all 300 test queries) beside raw
+ * wink-bm25-text-search and minisearch (the first `--bm25-peer-queries` of them, default 30: at 200k documents wink
+ * answers about 1 query/s and minisearch less, so 300 would add an hour), through bench/bm25.ts: one child process
+ * per engine, one warm-up pass and one timed pass. `--bm25 LIST` chooses the engines (default `ours,wink,minisearch`
+ * up to 300k documents and none above, where the peers' builds alone take tens of minutes; `none` skips).
  */
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -70,6 +76,8 @@ interface SizeResult {
   chunks: Record<string, number>;
   rows: number;
   ndcg10_keyword_none: number | null;
+  /** bench/bm25.ts on this corpus: per engine, queries/s (depth 100), build seconds, index MB, peak RSS MB. */
+  bm25?: { engine: string; queries: number; queries_per_second: number; build_seconds: number; index_mb: number; peak_rss_mb: number }[];
 }
 
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
@@ -112,10 +120,12 @@ async function main(): Promise<void> {
     .option('--out <dir>', 'work folder for corpora, caches and scale.json', '.cache/bench-scale')
     .option('--sizes <list>', 'document counts, comma separated', '20000,200000,1000000')
     .option('--keep', 'keep the synthetic corpora and caches afterwards')
+    .option('--bm25 <engines>', 'BM25 engines to time on each corpus (ours,wink,minisearch; none to skip)')
+    .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder');
   program.parse();
-  const o = program.opts<{ out: string; sizes: string; keep?: boolean; child?: string; cache?: string }>();
+  const o = program.opts<{ out: string; sizes: string; keep?: boolean; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
   if (o.child) return child(o.child, o.cache!);
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
@@ -139,8 +149,30 @@ async function main(): Promise<void> {
     });
     if (r.status !== 0) throw new Error(`the sweep on ${n} documents failed (exit ${r.status})`);
     const line = r.stdout.trim().split('\n').pop()!;
-    results.push(JSON.parse(line) as SizeResult);
+    const sized = JSON.parse(line) as SizeResult;
     process.stderr.write(`${n}: ${line}\n`);
+    const engines = (o.bm25 ?? (n > 300_000 ? 'none' : 'ours,wink,minisearch')).split(',').filter((e) => e !== 'none');
+    sized.bm25 = [];
+    for (const engine of engines) {
+      const file = path.join(dir, `bm25-${n}-${engine}.json`);
+      const queries = engine === 'ours' ? [] : ['--queries', o.bm25PeerQueries];
+      const b = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', path.join(here, 'bm25.ts'), '--corpora', `dir:${folder}`, '--engines', engine, '--repeat', '1', ...queries, '--out', file],
+        { stdio: ['ignore', 'ignore', 'inherit'], cwd: repo },
+      );
+      if (b.status !== 0) throw new Error(`bench:bm25 ${engine} on ${n} documents failed (exit ${b.status})`);
+      for (const x of JSON.parse(readFileSync(file, 'utf8')) as (NonNullable<SizeResult['bm25']>[number] & { queries: number })[])
+        sized.bm25.push({
+          engine: x.engine,
+          queries: x.queries,
+          queries_per_second: x.queries_per_second,
+          build_seconds: x.build_seconds,
+          index_mb: x.index_mb,
+          peak_rss_mb: x.peak_rss_mb,
+        });
+    }
+    results.push(sized);
     if (!o.keep) rmSync(cache, { recursive: true, force: true });
   }
   const growth: Record<string, Record<string, number>> = {};
