@@ -15,25 +15,13 @@
  *
  * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default `.cache/retrieval-sweep`.
  */
-import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { HarnessError } from '../errors.js';
-import type BetterSqlite3 from 'better-sqlite3';
+import { cacheError as sqliteCacheError, openSqliteCache, type Database } from '../store/sqlite.js';
 import { sha256Text } from './hash.js';
 import type { EmbeddingSpec } from './spec.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
 export const CACHE_SCHEMA_VERSION = 1;
-
-const require = createRequire(import.meta.url);
-type Database = BetterSqlite3.Database;
-let ctor: typeof BetterSqlite3 | undefined;
-/** better-sqlite3's constructor, loaded on first use (a native addon; commands that need no cache never load it). */
-function sqlite(): typeof BetterSqlite3 {
-  ctor ??= require('better-sqlite3') as typeof BetterSqlite3;
-  return ctor;
-}
 
 /** Options of {@link EmbeddingCache.open}. */
 export interface EmbeddingCacheOptions {
@@ -103,12 +91,7 @@ export function embeddingSpecKey(spec: EmbeddingSpec): string {
 const IN_CHUNK = 500;
 
 function cacheError(file: string, what: string, cause: unknown): HarnessError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new HarnessError('CACHE_FAILED', `embedding cache ${file}: ${what}: ${detail}`, {
-    location: { file },
-    remedy: 'check that the folder is writable and the disk not full; delete the file to start an empty cache',
-    cause,
-  });
+  return sqliteCacheError('embedding cache', file, what, cause);
 }
 
 /** A vector store on SQLite. Not safe to share one instance between worker threads; open one per thread/process. */
@@ -140,41 +123,27 @@ export class EmbeddingCache {
         remedy: 'leave it out for an unbounded cache, or give a positive number',
       });
     }
-    const abs = path.resolve(file);
-    let db: Database | undefined;
-    try {
-      mkdirSync(path.dirname(abs), { recursive: true });
-      const Ctor = sqlite();
-      db = new Ctor(abs, { timeout: opts.busyTimeoutMs ?? 10_000 });
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      const conn = db;
-      conn.transaction(() => {
-        conn.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID');
-        const row = conn.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: unknown } | undefined;
-        if (row === undefined || Number(row.value) !== CACHE_SCHEMA_VERSION) {
+    const { file: abs, db } = openSqliteCache(
+      file,
+      {
+        label: 'embedding cache',
+        version: CACHE_SCHEMA_VERSION,
+        onSchemaMismatch: (conn) => {
           conn.exec('DROP TABLE IF EXISTS embeddings');
-          conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(CACHE_SCHEMA_VERSION);
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
-        }
-        conn.exec(
-          'CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, last_used INTEGER NOT NULL)',
-        );
-        conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
-        conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
-        conn.exec(
-          'CREATE TABLE IF NOT EXISTS throughput (spec TEXT PRIMARY KEY, document_key TEXT NOT NULL, query_key TEXT NOT NULL, ' +
-            'texts INTEGER NOT NULL, seconds REAL NOT NULL, recorded_at TEXT NOT NULL) WITHOUT ROWID',
-        );
-      }).immediate();
-    } catch (e) {
-      try {
-        db?.close();
-      } catch {
-        // already failing; keep the first error
-      }
-      throw cacheError(abs, 'cannot open', e);
-    }
+        },
+        createTables: (conn) => {
+          conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, last_used INTEGER NOT NULL)');
+          conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
+          conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
+          conn.exec(
+            'CREATE TABLE IF NOT EXISTS throughput (spec TEXT PRIMARY KEY, document_key TEXT NOT NULL, query_key TEXT NOT NULL, ' +
+              'texts INTEGER NOT NULL, seconds REAL NOT NULL, recorded_at TEXT NOT NULL) WITHOUT ROWID',
+          );
+        },
+      },
+      opts.busyTimeoutMs,
+    );
     return new EmbeddingCache(abs, db, maxEntries);
   }
 

@@ -17,11 +17,9 @@
  * start empty. Tables: `meta(key, value)`, `models(id, key)` (one row per reranker cache key) and
  * `scores(model, query_sha, text_sha, score)`.
  */
-import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { sha256Text } from '../embed/hash.js';
 import { HarnessError } from '../errors.js';
+import { cacheError as sqliteCacheError, openSqliteCache, type Database } from '../store/sqlite.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the tables. */
 export const RERANK_CACHE_SCHEMA_VERSION = 1;
@@ -74,36 +72,8 @@ export class MemoryPairScores implements PairScoreStore {
   }
 }
 
-// The few better-sqlite3 calls used here.
-interface Statement {
-  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-}
-interface Database {
-  pragma(source: string): unknown;
-  prepare(sql: string): Statement;
-  exec(sql: string): void;
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): { (...args: A): R; immediate(...args: A): R };
-  close(): void;
-  readonly open: boolean;
-}
-type DatabaseCtor = new (file: string, options?: { timeout?: number }) => Database;
-
-const require = createRequire(import.meta.url);
-let ctor: DatabaseCtor | undefined;
-function sqlite(): DatabaseCtor {
-  ctor ??= require('better-sqlite3') as DatabaseCtor;
-  return ctor;
-}
-
 function cacheError(file: string, what: string, cause: unknown): HarnessError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new HarnessError('CACHE_FAILED', `rerank cache ${file}: ${what}: ${detail}`, {
-    location: { file },
-    remedy: 'check that the folder is writable and the disk not full; delete the file to start an empty cache',
-    cause,
-  });
+  return sqliteCacheError('rerank cache', file, what, cause);
 }
 
 /** Counters of one open {@link RerankCache} (this connection, since it was opened) and the file's row count. */
@@ -139,37 +109,25 @@ export class RerankCache implements PairScoreStore {
    * {@link RERANK_CACHE_SCHEMA_VERSION}. Throws `HarnessError('CACHE_FAILED')` naming the file.
    */
   static open(file: string, opts: { busyTimeoutMs?: number } = {}): RerankCache {
-    const abs = path.resolve(file);
-    let db: Database | undefined;
-    try {
-      mkdirSync(path.dirname(abs), { recursive: true });
-      const Ctor = sqlite();
-      db = new Ctor(abs, { timeout: opts.busyTimeoutMs ?? 10_000 });
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      const conn = db;
-      conn.transaction(() => {
-        conn.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID');
-        const row = conn.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: unknown } | undefined;
-        if (row === undefined || Number(row.value) !== RERANK_CACHE_SCHEMA_VERSION) {
+    const { file: abs, db } = openSqliteCache(
+      file,
+      {
+        label: 'rerank cache',
+        version: RERANK_CACHE_SCHEMA_VERSION,
+        onSchemaMismatch: (conn) => {
           conn.exec('DROP TABLE IF EXISTS scores');
           conn.exec('DROP TABLE IF EXISTS models');
-          conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(RERANK_CACHE_SCHEMA_VERSION);
-        }
-        conn.exec('CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)');
-        conn.exec(
-          'CREATE TABLE IF NOT EXISTS scores (model INTEGER NOT NULL, query_sha TEXT NOT NULL, text_sha TEXT NOT NULL, ' +
-            'score REAL NOT NULL, PRIMARY KEY (model, query_sha, text_sha)) WITHOUT ROWID',
-        );
-      }).immediate();
-    } catch (e) {
-      try {
-        db?.close();
-      } catch {
-        // already failing; keep the first error
-      }
-      throw cacheError(abs, 'cannot open', e);
-    }
+        },
+        createTables: (conn) => {
+          conn.exec('CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)');
+          conn.exec(
+            'CREATE TABLE IF NOT EXISTS scores (model INTEGER NOT NULL, query_sha TEXT NOT NULL, text_sha TEXT NOT NULL, ' +
+              'score REAL NOT NULL, PRIMARY KEY (model, query_sha, text_sha)) WITHOUT ROWID',
+          );
+        },
+      },
+      opts.busyTimeoutMs,
+    );
     return new RerankCache(abs, db);
   }
 
