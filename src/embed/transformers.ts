@@ -209,7 +209,7 @@ export function modelFiles(loc: ModelLocation, dtype: EmbeddingSpec['dtype'], al
 }
 
 /** Reads a JSON file, or undefined when absent or unreadable. */
-function readJson(file: string): Record<string, unknown> | undefined {
+export function readJson(file: string): Record<string, unknown> | undefined {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch {
@@ -219,11 +219,8 @@ function readJson(file: string): Record<string, unknown> | undefined {
 
 /** The effective max length (see module doc), or null for no limit. */
 function effectiveMaxLength(spec: EmbeddingSpec, dir: string, tokenizer: TfTokenizer): { maxLength: number | null; source: string } {
-  const config = readJson(path.join(dir, 'config.json')) ?? {};
   const st = readJson(path.join(dir, 'sentence_bert_config.json'));
-  const posRaw = config.max_position_embeddings;
-  const roberta = /roberta|camembert/i.test(String(config.model_type ?? ''));
-  const pos = typeof posRaw === 'number' && posRaw > 0 ? posRaw - (roberta ? 2 : 0) : Infinity;
+  const pos = positionLimit(dir);
   let want = Infinity;
   let source = 'none';
   if (spec.maxLength !== null) {
@@ -284,10 +281,75 @@ export function encodeWithTruncation(tokenizer: TfTokenizer, text: string, maxLe
   return { ids: cut(full.input_ids), types: types ? cut(types) : null, truncated: true };
 }
 
-let tfModule: Promise<TfModule> | undefined;
-function loadTransformers(): Promise<TfModule> {
-  tfModule ??= import('@huggingface/transformers') as unknown as Promise<TfModule>;
-  return tfModule;
+let tfModule: Promise<unknown> | undefined;
+/** `@huggingface/transformers`, imported on first use (it loads onnxruntime-node: ~1 s, not paid by other commands). */
+export function loadTransformers<M = TfModule>(): Promise<M> {
+  tfModule ??= import('@huggingface/transformers');
+  return tfModule as Promise<M>;
+}
+
+/** What {@link loadPretrained} needs: the model, where it is, and how to name a failure. */
+export interface PretrainedRequest {
+  /** The model as the config names it (for messages). */
+  model: string;
+  loc: ModelLocation;
+  /** Load only from `loc.dir` (no hub download). */
+  local: boolean;
+  cacheDir: string;
+  dtype: string;
+  /** The transformers.js class whose `from_pretrained` loads the ONNX graph. */
+  head: 'AutoModel' | 'AutoModelForSequenceClassification';
+  /** `embedding model` or `rerank model`. */
+  what: string;
+  /** The error code when a local folder does not load (a remote one is MODEL_NOT_FOUND). */
+  failCode: 'EMBEDDING_FAILED' | 'RERANK_FAILED';
+  /** The remedy when a local folder does not load. */
+  localRemedy: string;
+}
+
+/**
+ * Loads a tokenizer and an ONNX model through transformers.js (`from_pretrained`, CPU, onnxruntime warnings off),
+ * from `loc.dir` when `local`, else from the hub id into `<cacheDir>/models`. Shared by the `transformers:` embedding
+ * provider and the cross-encoder reranker.
+ * @returns the transformers.js module and the loaded tokenizer and model (typed by the caller's slice of the API).
+ * @throws HarnessError `failCode` (local) or `MODEL_NOT_FOUND` (remote) naming the model and folder, with the cause.
+ */
+export async function loadPretrained<Tok, Model, M = unknown>(r: PretrainedRequest): Promise<{ tf: M; tokenizer: Tok; model: Model }> {
+  type Loader = { from_pretrained(id: string, options: Record<string, unknown>): Promise<unknown> };
+  const tf = await loadTransformers<Record<string, Loader>>();
+  const source = r.local ? r.loc.dir : r.loc.id;
+  const common = { local_files_only: r.local, cache_dir: path.resolve(r.cacheDir, 'models') };
+  try {
+    const tokenizer = (await tf.AutoTokenizer.from_pretrained(source, common)) as Tok;
+    const model = (await tf[r.head].from_pretrained(source, {
+      ...common,
+      dtype: r.dtype,
+      device: 'cpu',
+      session_options: { logSeverityLevel: 3 },
+    })) as Model;
+    return { tf: tf as unknown as M, tokenizer, model };
+  } catch (e) {
+    throw new HarnessError(
+      r.local ? r.failCode : 'MODEL_NOT_FOUND',
+      `${r.what} ${r.model} did not load from ${r.local ? r.loc.dir : `the hub into ${r.loc.dir}`}: ${(e as Error).message}`,
+      {
+        location: { file: r.loc.dir },
+        remedy: r.local ? r.localRemedy : 'check the hub id and the network, or download the folder by hand',
+        cause: e,
+      },
+    );
+  }
+}
+
+/**
+ * The longest input the position embeddings allow: config.json `max_position_embeddings`, minus 2 for the RoBERTa
+ * family (its positions start after the padding index), or Infinity when the config does not say.
+ */
+export function positionLimit(dir: string): number {
+  const config = readJson(path.join(dir, 'config.json')) ?? {};
+  const posRaw = config.max_position_embeddings;
+  const roberta = /roberta|camembert/i.test(String(config.model_type ?? ''));
+  return typeof posRaw === 'number' && posRaw > 0 ? posRaw - (roberta ? 2 : 0) : Infinity;
 }
 
 /** The `transformers:` provider. Create through `createProvider`. */
@@ -340,29 +402,17 @@ export class TransformersProvider implements EmbeddingProvider {
     const modelsDir = path.resolve(cacheDir, 'models');
     const local = existsSync(loc.dir) || loc.kind === 'folder' || !spec.allowRemote;
     if (local) modelFiles(loc, spec.dtype, spec.allowRemote); // throws MODEL_NOT_FOUND before transformers.js runs
-    const tf = await loadTransformers();
-    const source = local ? loc.dir : loc.id;
-    const common = { local_files_only: local, cache_dir: modelsDir };
-    let tokenizer: TfTokenizer;
-    let model: TfModel;
-    try {
-      tokenizer = await tf.AutoTokenizer.from_pretrained(source, common);
-      model = await tf.AutoModel.from_pretrained(source, {
-        ...common,
-        dtype: spec.dtype,
-        device: 'cpu',
-        session_options: { logSeverityLevel: 3 },
-      });
-    } catch (e) {
-      const code = local ? 'EMBEDDING_FAILED' : 'MODEL_NOT_FOUND';
-      throw new HarnessError(code, `embedding model ${spec.model} did not load from ${local ? loc.dir : `the hub into ${loc.dir}`}: ${(e as Error).message}`, {
-        location: { file: loc.dir },
-        remedy: local
-          ? 'check that the folder holds a transformers.js-compatible ONNX export (e.g. a Xenova/* model)'
-          : 'check the hub id and the network, or download the folder by hand',
-        cause: e,
-      });
-    }
+    const { tf, tokenizer, model } = await loadPretrained<TfTokenizer, TfModel, TfModule>({
+      model: spec.model,
+      loc,
+      local,
+      cacheDir,
+      dtype: spec.dtype,
+      head: 'AutoModel',
+      what: 'embedding model',
+      failCode: 'EMBEDDING_FAILED',
+      localRemedy: 'check that the folder holds a transformers.js-compatible ONNX export (e.g. a Xenova/* model)',
+    });
     const files = modelFiles(loc, spec.dtype, spec.allowRemote);
     const modelSha256 = await sha256Files(loc.dir, files);
     const provider = new TransformersProvider({ spec, tf, tokenizer, model, loc, modelSha256, files });

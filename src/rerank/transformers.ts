@@ -35,14 +35,14 @@
  *   1, the positive-class logit of a two-label head); any other shape, or a non-finite value, is
  *   `HarnessError('RERANK_FAILED')`. Scores are the float32 logits widened to float64, unchanged (no sigmoid).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { sha256Files } from '../embed/hash.js';
 import { packageVersion } from '../embed/packages.js';
 import { formatCacheKey } from '../embed/provider.js';
 import { modelBaseName } from '../embed/spec.js';
-import { locateModel, onnxFileName, padBatch, type ModelLocation } from '../embed/transformers.js';
+import { loadPretrained, locateModel, onnxFileName, padBatch, positionLimit, type ModelLocation } from '../embed/transformers.js';
 import type { Reranker, RerankSpec } from './types.js';
 
 // The slice of the transformers.js API used here.
@@ -75,11 +75,6 @@ interface TfModule {
   Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown;
 }
 
-let tfModule: Promise<TfModule> | undefined;
-function loadTransformers(): Promise<TfModule> {
-  tfModule ??= import('@huggingface/transformers') as unknown as Promise<TfModule>;
-  return tfModule;
-}
 
 /** One encoded (question, chunk) pair, before padding. */
 export interface EncodedPair {
@@ -206,14 +201,6 @@ export function questionTokensOf(tokenizer: PairTokenizer, question: string): st
   return (tokenizer as unknown as TokenizerInternals)._encode_text(question) ?? [];
 }
 
-function readJson(file: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The files of a cross-encoder folder (relative paths, in hashing order). Throws `HarnessError('MODEL_NOT_FOUND')`
  * listing every missing file at once (or the missing folder).
@@ -250,10 +237,7 @@ export function crossEncoderFiles(loc: ModelLocation, dtype: 'fp32' | 'q8', allo
 
 /** The effective max length: spec, capped by the tokenizer's and the position table's limits. */
 function effectiveMaxLength(spec: RerankSpec, dir: string, tokenizer: PairTokenizer): { maxLength: number | null; source: string } {
-  const config = readJson(path.join(dir, 'config.json')) ?? {};
-  const roberta = /roberta|camembert/i.test(String(config.model_type ?? ''));
-  const posRaw = config.max_position_embeddings;
-  const pos = typeof posRaw === 'number' && posRaw > 0 ? posRaw - (roberta ? 2 : 0) : Infinity;
+  const pos = positionLimit(dir);
   const tokMax = typeof tokenizer.model_max_length === 'number' && tokenizer.model_max_length < 1e6 ? tokenizer.model_max_length : Infinity;
   let want = spec.maxLength ?? Infinity;
   let source = spec.maxLength === undefined ? 'none' : 'spec.maxLength';
@@ -325,28 +309,17 @@ export class TransformersReranker implements Reranker {
     const loc = locateModel(spec.model, cacheDir);
     const local = existsSync(loc.dir) || loc.kind === 'folder' || !allowRemote;
     if (local) crossEncoderFiles(loc, dtype, allowRemote); // throws MODEL_NOT_FOUND before transformers.js runs
-    const tf = await loadTransformers();
-    const common = { local_files_only: local, cache_dir: path.resolve(cacheDir, 'models') };
-    const source = local ? loc.dir : loc.id;
-    let tokenizer: PairTokenizer;
-    let model: TfModel;
-    try {
-      tokenizer = await tf.AutoTokenizer.from_pretrained(source, common);
-      model = await tf.AutoModelForSequenceClassification.from_pretrained(source, {
-        ...common,
-        dtype,
-        device: 'cpu',
-        session_options: { logSeverityLevel: 3 },
-      });
-    } catch (e) {
-      throw new HarnessError(local ? 'RERANK_FAILED' : 'MODEL_NOT_FOUND', `rerank model ${spec.model} did not load from ${local ? loc.dir : `the hub into ${loc.dir}`}: ${(e as Error).message}`, {
-        location: { file: loc.dir },
-        remedy: local
-          ? 'check that the folder holds an ONNX export of a sequence-classification model (e.g. a cross-encoder exported with optimum)'
-          : 'check the hub id and the network, or download the folder by hand',
-        cause: e,
-      });
-    }
+    const { tf, tokenizer, model } = await loadPretrained<PairTokenizer, TfModel, TfModule>({
+      model: spec.model,
+      loc,
+      local,
+      cacheDir,
+      dtype,
+      head: 'AutoModelForSequenceClassification',
+      what: 'rerank model',
+      failCode: 'RERANK_FAILED',
+      localRemedy: 'check that the folder holds an ONNX export of a sequence-classification model (e.g. a cross-encoder exported with optimum)',
+    });
     const files = crossEncoderFiles(loc, dtype, allowRemote);
     const modelSha256 = await sha256Files(loc.dir, files);
     const r = new TransformersReranker({ spec, tf, tokenizer, model, loc, files, modelSha256 });
