@@ -64,6 +64,8 @@ export interface RecheckReport {
   /** The threshold used. */
   relevanceThreshold: number;
   disagreements: RecheckDisagreement[];
+  /** Rows not re-scored because their status is not `ok` (a failed row has no run file), in matrix order. */
+  skipped: { configId: string; status: string }[];
 }
 
 /** The chunking key of a matrix row: `none` or `cs<size>-ov<overlap>`. */
@@ -92,8 +94,12 @@ export function recheckRuns(input: RecheckInput): RecheckReport {
   let values = 0;
   let maxDiff = 0;
   const disagreements: RecheckDisagreement[] = [];
+  const skipped: RecheckReport['skipped'] = [];
   for (const row of input.rows) {
-    if (row.status !== 'ok') continue;
+    if (row.status !== 'ok') {
+      skipped.push({ configId: row.config_id, status: row.status });
+      continue;
+    }
     const names = recheckableMeasures(input.level, Object.keys(row.metrics));
     const qrels = input.qrels(input.level === 'document' ? null : chunkingKeyOfRow(row));
     const ev = evaluate(qrels, input.run(row.config_id), names.map(parseMeasure), { relevanceThreshold: input.relevanceThreshold });
@@ -107,15 +113,22 @@ export function recheckRuns(input: RecheckInput): RecheckReport {
     }
     configs++;
   }
-  return { configs, values, maxDiff, relevanceThreshold: input.relevanceThreshold, disagreements };
+  return { configs, values, maxDiff, relevanceThreshold: input.relevanceThreshold, disagreements, skipped };
 }
 
-/** The recheck's text: one summary line, then at most `shown` disagreements (default 20), `\n` line ends. */
+/**
+ * The recheck's text: one summary line, a line naming the rows not re-scored (status not ok; at most `shown` ids) when
+ * there are any, then at most `shown` disagreements (default 20), `\n` line ends.
+ */
 export function formatRecheck(r: RecheckReport, shown = 20): string {
   const lines = [
     `${r.configs} configurations, ${r.values} values re-scored from runs/*.trec at relevance threshold ${r.relevanceThreshold}; ` +
       `max |diff| ${r.maxDiff === Infinity ? 'Infinity (a value is missing from the run)' : r.maxDiff.toExponential(2)}; ${r.disagreements.length} disagree`,
   ];
+  if (r.skipped.length > 0) {
+    const ids = r.skipped.slice(0, shown).map((x) => `${x.configId} (${x.status})`).join(', ');
+    lines.push(`${r.skipped.length} configuration${r.skipped.length > 1 ? 's' : ''} not re-scored, no run to check: ${ids}${r.skipped.length > shown ? `, … and ${r.skipped.length - shown} more` : ''}`);
+  }
   for (const d of r.disagreements.slice(0, shown))
     lines.push(`  ${d.configId} ${d.measure}: matrix ${d.matrix} vs run ${d.run ?? 'missing'} (|diff| ${d.diff === Infinity ? 'Infinity' : d.diff.toExponential(2)})`);
   if (r.disagreements.length > shown) lines.push(`  … and ${r.disagreements.length - shown} more`);

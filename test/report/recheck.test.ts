@@ -36,6 +36,12 @@ describe('recheck', () => {
     expect(formatRecheck(r)).toContain('at relevance threshold 2');
   });
 
+  it('names the rows it did not re-score: a failed row has no run', () => {
+    const r = recheckRuns(input(2, { 'mrr@5': 1 / 2 }));
+    expect(r.skipped).toEqual([{ configId: 'x', status: 'failed' }]);
+    expect(formatRecheck(r).split('\n')[1]).toBe('1 configuration not re-scored, no run to check: x (failed)');
+  });
+
   it('levels chunk and evidence read qrels/<chunking key>.trec; evidence recall is not re-checked', () => {
     const keys: (string | null)[] = [];
     const r = recheckRuns({
