@@ -135,7 +135,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
       if (tty) {
         st.bar = bars().create(e.total, e.done, { stage: e.stage.padEnd(20), rate: '-', left: '?' });
       } else {
-        write(`${e.stage}: ${e.total} to do${e.done > 0 ? `, ${e.done} already done` : ''}`);
+        write(e.done > 0 ? `${e.stage}: ${e.total - e.done} of ${e.total} to do, ${e.done} already done` : `${e.stage}: ${e.total} to do`);
       }
     }
     st.done = e.done;

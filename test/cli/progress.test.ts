@@ -22,7 +22,7 @@ describe('progress without a terminal', () => {
     p.onEvent({ kind: 'progress', stage: 'embed use-lite', done: 120, total: 120 });
     p.stop();
     expect(lines).toEqual([
-      'embed use-lite: 120 to do, 20 already done',
+      'embed use-lite: 100 of 120 to do, 20 already done', // 120 − 20 = 100 left
       // (70 − 20) / 10 s = 5.0/s; (120 − 70) / 5.0 = 10 s left.
       'embed use-lite: 70/120 (10 s, 5.0/s, ETA 10 s)',
       // (120 − 20) / 20 s = 5.0/s.
