@@ -39,6 +39,7 @@ import { loadBeir } from '../src/load/beir.js';
 import { buildKeywordIndex, buildWinkKeywordIndex } from '../src/retrieve/bm25.js';
 import { keywordTokens } from '../src/retrieve/tokenize.js';
 import type { Chunk } from '../src/types.js';
+import { seededRandom } from '../src/score/stats.js';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -176,17 +177,8 @@ async function beirCorpus(root: string): Promise<{ chunks: Chunk[]; queries: str
   return { chunks, queries: questions.map((q) => q.text) };
 }
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (src/score/stats.ts), so failures reproduce. */
+const prng = seededRandom;
 
 /**
  * `n` synthetic chunks `syn<i>#0`, each 60–250 words (uniform target, whole sentences, the last one may overshoot),

@@ -20,21 +20,13 @@ import type { Retriever, RetrieverContext, RetrieverQuestion } from '../../src/r
 import { evaluate } from '../../src/score/evaluate.js';
 import { parseMeasure } from '../../src/score/measures.js';
 import type { Chunk, Hit } from '../../src/types.js';
+import { seededRandom } from '../../src/score/stats.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const scifact = path.resolve(repo, '../shared/datasets/scifact');
 
-/** mulberry32: deterministic vectors. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (src/score/stats.ts), so failures reproduce. */
+const rng = seededRandom;
 
 const D = 16;
 const N = 600;

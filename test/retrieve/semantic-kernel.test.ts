@@ -4,21 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { compileWat, DOTS_WAT, renderGenerated, DOTS_GENERATED } from '../../scripts/build-wasm.js';
 import { dotsJs, dotsModule, dotsWasmBytes, instantiateDots, wasmApi } from '../../src/retrieve/kernels/dots.js';
 import { dotsModuleBytes as handAssembledBytes } from './reference/semantic-v1.js';
+import { seededRandom } from '../../src/score/stats.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const watText = readFileSync(path.join(root, DOTS_WAT), 'utf8');
 
-/** A small deterministic generator (mulberry32), so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (src/score/stats.ts), so failures reproduce. */
+const rng = seededRandom;
 
 describe('the WebAssembly kernel is the readable dots.wat', () => {
   it('the committed bytes (dots-wasm.ts) are exactly what wabt compiles from dots.wat: they cannot drift', async () => {
