@@ -35,12 +35,15 @@ import { packageVersion } from './packages.js';
 import { formatCacheKey, l2NormalizeInPlace, type EmbeddingProvider, type EmbedRole } from './provider.js';
 import { modelBaseName, modelInput, TRANSFORMERS_PREFIX, type EmbeddingSpec } from './spec.js';
 
-// The small slice of the transformers.js API used here (its bundled typings are loose JSDoc types).
-interface TfTensor {
+// The small slice of the transformers.js API used here and by the cross-encoder (src/rerank/transformers.ts); its
+// bundled typings are loose JSDoc types.
+/** An output tensor: shape and values. */
+export interface TfTensor {
   dims: number[];
   data: ArrayLike<number>;
 }
-interface TfEncoding {
+/** A tokenizer's output without tensors. */
+export interface TfEncoding {
   input_ids: number[];
   attention_mask: number[];
   token_type_ids?: number[];
@@ -51,14 +54,14 @@ interface TfTokenizer {
   pad_token_id?: number;
   padding_side?: string;
 }
-interface TfModel {
+/** A loaded ONNX model: call with feeds, get named output tensors. */
+export interface TfModel {
   (inputs: Record<string, unknown>): Promise<Record<string, TfTensor>>;
   config?: Record<string, unknown>;
   dispose(): Promise<unknown>;
 }
-interface TfModule {
-  AutoTokenizer: { from_pretrained(id: string, options: Record<string, unknown>): Promise<TfTokenizer> };
-  AutoModel: { from_pretrained(id: string, options: Record<string, unknown>): Promise<TfModel> };
+/** The module as used here: `Tensor` builds the int64 feeds. */
+export interface TfModule {
   Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown;
 }
 

@@ -42,19 +42,20 @@ import { sha256Files } from '../embed/hash.js';
 import { packageVersion } from '../embed/packages.js';
 import { formatCacheKey } from '../embed/provider.js';
 import { modelBaseName } from '../embed/spec.js';
-import { loadPretrained, locateModel, onnxFileName, padBatch, positionLimit, type ModelLocation } from '../embed/transformers.js';
+import {
+  loadPretrained,
+  locateModel,
+  onnxFileName,
+  padBatch,
+  positionLimit,
+  type ModelLocation,
+  type TfEncoding,
+  type TfModel,
+  type TfModule,
+  type TfTensor,
+} from '../embed/transformers.js';
 import type { Reranker, RerankSpec } from './types.js';
 
-// The slice of the transformers.js API used here.
-interface TfTensor {
-  dims: number[];
-  data: ArrayLike<number>;
-}
-interface TfEncoding {
-  input_ids: number[];
-  attention_mask: number[];
-  token_type_ids?: number[];
-}
 /** The tokenizer call used here (pair or single text, no tensors, no truncation, no padding). */
 export interface PairTokenizer {
   (
@@ -65,17 +66,6 @@ export interface PairTokenizer {
   pad_token_id?: number;
   padding_side?: string;
 }
-interface TfModel {
-  (inputs: Record<string, unknown>): Promise<Record<string, TfTensor>>;
-  dispose(): Promise<unknown>;
-}
-interface TfModule {
-  AutoTokenizer: { from_pretrained(id: string, options: Record<string, unknown>): Promise<PairTokenizer> };
-  AutoModelForSequenceClassification: { from_pretrained(id: string, options: Record<string, unknown>): Promise<TfModel> };
-  Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown;
-}
-
-
 /** One encoded (question, chunk) pair, before padding. */
 export interface EncodedPair {
   /** Token ids, special tokens included; length ≤ the max length. */
