@@ -5,8 +5,9 @@
  * record with `JSON.stringify` allocates as many bytes of short-lived strings as the corpus holds (1.1 GB for a
  * million documents), and in V8 every young-generation collection costs more the larger the old generation already is,
  * so that garbage made the fingerprint grow faster than the corpus (1.2 s at 200k documents, 7.5 s at 1M, measured).
- * Here each string is encoded to UTF-8 into one reused buffer and escaped byte by byte into a second one, which is
- * handed to the hash when full: no allocation per document, the same bytes as before, so fingerprints are unchanged.
+ * Here each string is encoded to UTF-8, 64K code units at a time, into one reused buffer and escaped byte by byte into
+ * a second one (1 MiB), which is handed to the hash when full: no allocation per document and bounded memory for any
+ * document length, the same bytes as before, so fingerprints are unchanged.
  *
  * Escaping follows ECMA-262 `QuoteJSONString` (ES2019 "well-formed JSON.stringify"): `"` and `\` are escaped with a
  * backslash; U+0008, U+0009, U+000A, U+000C, U+000D as `\b \t \n \f \r`; other code points below U+0020 as `\u00xx`
@@ -28,15 +29,19 @@ ESCAPE[0x0d] = 0x72; // \r
 ESCAPE[0x22] = 0x22; // \"
 ESCAPE[0x5c] = 0x5c; // \\
 
+/** Code units encoded at a time. */
+const SLICE = 1 << 16;
+
 /** A writer of JSON text into a hash, buffered (1 MiB by default). Call {@link JsonHashWriter.flush} at the end. */
 export class JsonHashWriter {
-  private src: Buffer = Buffer.allocUnsafe(1 << 16);
+  private readonly src: Buffer = Buffer.allocUnsafe(SLICE * 3);
   private out: Buffer;
   private n = 0;
 
   /**
    * @param hash receives the bytes, in order, in pieces of at most `bufferBytes`.
-   * @param bufferBytes size of the output buffer; default 1 MiB, at least 16 (tests use small values).
+   * @param bufferBytes size of the output buffer; default 1 MiB, at least 16 (tests use small values, so escapes and
+   *   copies cross buffer boundaries).
    */
   constructor(
     private readonly hash: Hash,
@@ -47,34 +52,53 @@ export class JsonHashWriter {
 
   /** Writes `ascii` as it is. Only for literal punctuation (`[`, `,`, `]`, `\n`, ...): every code unit must be < 0x80. */
   raw(ascii: string): void {
-    if (this.n + ascii.length > this.out.length) this.flush();
-    for (let i = 0; i < ascii.length; i++) this.out[this.n++] = ascii.charCodeAt(i);
+    for (let i = 0; i < ascii.length; i++) this.byte(ascii.charCodeAt(i));
   }
 
-  /** Writes the bytes of `JSON.stringify(s)` (quotes included). */
+  /** Writes the bytes of `JSON.stringify(s)` (quotes included). Memory: the two buffers, whatever the length of `s`. */
   string(s: string): void {
     if (!(s as string & { isWellFormed(): boolean }).isWellFormed()) {
       this.bytes(Buffer.from(JSON.stringify(s), 'utf8'));
       return;
     }
-    if (this.src.length < s.length * 3) this.src = Buffer.allocUnsafe(Math.max(s.length * 3, this.src.length * 2));
-    const src = this.src;
-    const len = src.write(s, 0, 'utf8');
-    // Room for the worst case (every byte a 6-byte escape) and the quotes, so the loop needs no bound check.
-    const worst = len * 6 + 2;
-    if (this.n + worst > this.out.length) {
-      this.flush();
-      if (worst > this.out.length) this.out = Buffer.allocUnsafe(worst);
+    this.byte(0x22);
+    // Encode in pieces of at most SLICE code units (3 UTF-8 bytes each at most), never between a surrogate pair.
+    for (let start = 0; start < s.length; ) {
+      let end = Math.min(s.length, start + SLICE);
+      if (end < s.length && (s.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+      this.escaped(this.src.write(s.slice(start, end), 0, 'utf8'));
+      start = end;
     }
-    const out = this.out;
+    this.byte(0x22);
+  }
+
+  /** Escapes the first `len` bytes of `src` into the output buffer, flushing it as it fills. */
+  private escaped(len: number): void {
+    const src = this.src;
+    let out = this.out;
     let n = this.n;
-    out[n++] = 0x22;
     let run = 0; // start of the bytes not yet copied
-    for (let i = 0; i < len; i++) {
-      const e = ESCAPE[src[i]];
+    for (let i = 0; i <= len; i++) {
+      const e = i < len ? ESCAPE[src[i]] : 0xff; // 0xff: copy what is left
       if (e === 0) continue;
-      if (i > run) n += src.copy(out, n, run, i);
+      while (run < i) {
+        if (n === out.length) {
+          this.n = n;
+          this.flush();
+          out = this.out;
+          n = 0;
+        }
+        const copied = src.copy(out, n, run, Math.min(i, run + out.length - n));
+        n += copied;
+        run += copied;
+      }
+      if (i === len) break;
       run = i + 1;
+      if (n + 6 > out.length) {
+        this.n = n;
+        this.flush();
+        n = 0;
+      }
       out[n++] = 0x5c;
       out[n++] = e;
       if (e === 0x75) {
@@ -85,9 +109,12 @@ export class JsonHashWriter {
         out[n++] = HEX[b & 15];
       }
     }
-    if (len > run) n += src.copy(out, n, run, len);
-    out[n++] = 0x22;
     this.n = n;
+  }
+
+  private byte(b: number): void {
+    if (this.n === this.out.length) this.flush();
+    this.out[this.n++] = b;
   }
 
   /** Hands the buffered bytes to the hash. */

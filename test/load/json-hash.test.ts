@@ -45,6 +45,15 @@ describe('JsonHashWriter', () => {
     );
   });
 
+  it('equals JSON.stringify on a string longer than one 64K-unit slice, with a surrogate pair across the cut', () => {
+    // 65,535 code units of text with escapes, then 𝄞 (a pair) at units 65,535-65,536: the slice must end before it.
+    const unit = 'a"\n\\\u0001é'; // 6 code units, 5 of them escaped or multi-byte
+    const s = unit.repeat(Math.ceil(65_535 / unit.length)).slice(0, 65_535) + '𝄞' + 'tail"'.repeat(3);
+    expect(s.charCodeAt(65_535)).toBe(0xd834);
+    expect(written(64, (w) => w.string(s)).equals(Buffer.from(JSON.stringify(s), 'utf8'))).toBe(true);
+    expect(written(1 << 20, (w) => w.string(s)).equals(Buffer.from(JSON.stringify(s), 'utf8'))).toBe(true);
+  });
+
   it('fingerprintDataset is sha256 over docs\\n, one ["id","text"] line per document by id, questions\\n, one line per question', () => {
     const docs: Doc[] = [
       { id: 'z', text: 'Title\n\n"quoted" \\ body' },
