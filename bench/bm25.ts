@@ -2,7 +2,8 @@
  * `npm run bench:bm25 -- [options]`: BM25 engines side by side, in the same run, on the same corpus and queries.
  *
  * Engines:
- *   ours        buildKeywordIndex (the compact typed-array index the sweep serves from)
+ *   ours        buildKeywordIndex (the compact typed-array index, built on this thread)
+ *   ours-threads buildKeywordIndexParallel (the same index, the analysis on 2 worker threads: what the sweep builds)
  *   adapter     buildWinkKeywordIndex (the previous implementation: wink + sort every match + rankByRule)
  *   wink        wink-bm25-text-search's own search(q, depth) (same analyser, no re-ranking: wink's raw speed)
  *   minisearch  minisearch 7.2.0 with its default BM25 settings and tokenizer (a peer for speed only, not for equality)
@@ -16,8 +17,8 @@
  * Options:
  *   --datasets DIR      folder holding scifact/ and trec-dl-2019-5k/ (default ../shared/datasets)
  *   --corpora LIST      e.g. `scifact,200000,1000000,dir:/data/beir-x` (numbers = synthetic sizes; default `scifact`)
- *   --engines LIST      default `ours,adapter,wink,minisearch`; synthetic sizes above 300k and dir: corpora run only
- *                       ours, wink and minisearch (dir:) or ours and minisearch (syn > 300k) unless --engines names others
+ *   --engines LIST      default all five; synthetic sizes above 300k and dir: corpora run only ours, ours-threads,
+ *                       wink and minisearch (dir:) or ours, ours-threads and minisearch (syn > 300k) unless --engines names others
  *   --depth N           search depth (default 100: the sweep asks for max(top-k, hybrid.depth))
  *   --repeat N          timed passes over the queries after one untimed warm-up pass; median reported (default 3)
  *   --queries N         only the first N queries (default all; for slow peers on large corpora)
@@ -36,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import MiniSearch from 'minisearch';
 import { loadBeir } from '../src/load/beir.js';
-import { buildKeywordIndex, buildWinkKeywordIndex } from '../src/retrieve/bm25.js';
+import { buildKeywordIndex, buildKeywordIndexParallel, buildWinkKeywordIndex } from '../src/retrieve/bm25.js';
 import { keywordTokens } from '../src/retrieve/tokenize.js';
 import type { Chunk } from '../src/types.js';
 import { seededRandom } from '../src/score/stats.js';
@@ -46,7 +47,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
 
 /** The engines this bench knows. */
-export const BM25_BENCH_ENGINES = ['ours', 'adapter', 'wink', 'minisearch'] as const;
+export const BM25_BENCH_ENGINES = ['ours', 'ours-threads', 'adapter', 'wink', 'minisearch'] as const;
 export type Bm25BenchEngine = (typeof BM25_BENCH_ENGINES)[number];
 
 /** One measurement. Times in seconds, memory in MB (2^20 bytes). */
@@ -73,10 +74,14 @@ export interface Bm25BenchResult {
 type Searcher = (query: string) => number;
 
 /** Builds `engine` over `chunks`; returns its search function. */
-function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number): Searcher {
+async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number): Promise<Searcher> {
   switch (engine) {
     case 'ours': {
       const index = buildKeywordIndex(chunks);
+      return (q) => index.search(q, depth).length;
+    }
+    case 'ours-threads': {
+      const index = await buildKeywordIndexParallel(chunks);
       return (q) => index.search(q, depth).length;
     }
     case 'adapter': {
@@ -125,20 +130,20 @@ function heapBytes(): number {
  * timed passes after one warm-up pass). Call with `node --expose-gc` for meaningful memory figures (without it the
  * GC is not forced and `index_mb` includes garbage). For a scale bench: build the chunks, then call this.
  */
-export function measureBm25(
+export async function measureBm25(
   corpus: string,
   engine: Bm25BenchEngine,
   chunks: readonly Chunk[],
   queries: readonly string[],
   opts: { depth?: number; repeat?: number } = {},
-): Bm25BenchResult {
+): Promise<Bm25BenchResult> {
   const depth = opts.depth ?? 100;
   const repeat = opts.repeat ?? 3;
   gc();
   const before = heapBytes();
   const rssBefore = process.memoryUsage().rss / MB;
   const t0 = performance.now();
-  const search = buildEngine(engine, chunks, depth);
+  const search = await buildEngine(engine, chunks, depth);
   const buildSeconds = (performance.now() - t0) / 1000;
   gc();
   const indexMb = (heapBytes() - before) / MB;
@@ -230,7 +235,7 @@ async function child(p: ChildParams): Promise<void> {
     queries = [...sci.queries, ...trec.queries];
   }
   if (p.queries !== undefined) queries = queries.slice(0, p.queries);
-  const result = measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat });
+  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -274,7 +279,7 @@ async function main(): Promise<void> {
     if (corpus.startsWith('syn') && !(Number(c) > 0)) throw new Error(`--corpora: ${c} is neither scifact, dir:<path> nor a chunk count`);
     const list =
       engines ??
-      (corpus.startsWith('dir:') ? ['ours', 'wink', 'minisearch'] : corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'minisearch'] : [...BM25_BENCH_ENGINES]);
+      (corpus.startsWith('dir:') ? ['ours', 'ours-threads', 'wink', 'minisearch'] : corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'ours-threads', 'minisearch'] : [...BM25_BENCH_ENGINES]);
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
       const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries });
@@ -287,12 +292,12 @@ async function main(): Promise<void> {
 }
 
 function table(rs: Bm25BenchResult[]): string {
-  const lines = ['corpus        engine      chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs adapter'];
+  const lines = ['corpus        engine        chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs adapter'];
   for (const r of rs) {
     const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'adapter');
     const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(1)}x` : '';
     lines.push(
-      [r.corpus.padEnd(13), r.engine.padEnd(10), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
+      [r.corpus.padEnd(13), r.engine.padEnd(12), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
         r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
         r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(11)].join(' '),
     );

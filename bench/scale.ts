@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep]`: the scale benchmark of issue 12.
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only]`: the scale benchmark of issue 12.
  *
  * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
  * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
@@ -122,10 +122,11 @@ async function main(): Promise<void> {
     .option('--keep', 'keep the synthetic corpora and caches afterwards')
     .option('--bm25 <engines>', 'BM25 engines to time on each corpus (ours,wink,minisearch; none to skip)')
     .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
+    .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder');
   program.parse();
-  const o = program.opts<{ out: string; sizes: string; keep?: boolean; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
+  const o = program.opts<{ out: string; sizes: string; keep?: boolean; corporaOnly?: boolean; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
   if (o.child) return child(o.child, o.cache!);
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
@@ -140,6 +141,7 @@ async function main(): Promise<void> {
     const t = performance.now();
     const folder = await buildCorpus(dir, n);
     process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
+    if (o.corporaOnly) continue;
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache], {
@@ -175,6 +177,7 @@ async function main(): Promise<void> {
     results.push(sized);
     if (!o.keep) rmSync(cache, { recursive: true, force: true });
   }
+  if (o.corporaOnly) return;
   const growth: Record<string, Record<string, number>> = {};
   for (let i = 1; i < results.length; i++) {
     const a = results[i - 1];

@@ -11,10 +11,9 @@
  */
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
+import { workerStart } from '../worker-start.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { chunkDocuments, defaultTokenizer, validateChunkingSpec } from './chunker.js';
 import type { ChunkTask, ChunkTaskResult } from './worker.js';
@@ -74,7 +73,7 @@ export function createChunkPool(threads: number = defaultChunkThreads()): ChunkP
       remedy: 'pass threads: 1 or 2',
     });
   }
-  const { filename, execArgv } = workerStart();
+  const { filename, execArgv } = workerStart('./worker', import.meta.url);
   const pool = new Piscina<ChunkTask, ChunkTaskResult>({ filename, execArgv, minThreads: threads, maxThreads: threads, idleTimeout: 1000 });
   return {
     threads,
@@ -98,16 +97,6 @@ function batches(docs: readonly Doc[], batchChars: number): [number, number][] {
   });
   if (from < docs.length) out.push([from, docs.length]);
   return out;
-}
-
-/** How to start the worker: the `.ts` source under a tsx loader when this module runs from source, else the `.js`. */
-function workerStart(): { filename: string; execArgv: string[] } {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const tsx = pathToFileURL(createRequire(here).resolve('tsx')).href;
-    return { filename: fileURLToPath(new URL('./worker.ts', here)), execArgv: ['--import', tsx] };
-  }
-  return { filename: fileURLToPath(new URL('./worker.js', here)), execArgv: [] };
 }
 
 function unwrap(result: ChunkTaskResult): ChunkTaskResult & { ok: true } {

@@ -41,7 +41,11 @@
  *    validate first and throw `HarnessError('CONFIG_INVALID')`; k1/b are always passed explicitly in `bm25Params`.
  */
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { HarnessError } from '../errors.js';
+import { startWorker } from '../worker-start.js';
+import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
+import type { AnalyseReply, AnalyseRequest } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
 import { compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
 import { KEYWORD_ANALYSER, keywordTokens } from './tokenize.js';
@@ -303,11 +307,159 @@ const MAX_POSTINGS = 0x7fffffff;
 const TF_ESCAPE = 255;
 
 /**
+ * Merges forward lists ({@link AnalysedBatch}es, chunks in order) from one or more analysers, each with its own term
+ * table, into the postings of one index. Global term ids are given at a term's first occurrence in chunk order, so
+ * the index does not depend on how the chunks were split into batches or which thread analysed which batch.
+ */
+class CompactBuilder {
+  private readonly dict = new Map<string, number>();
+  private readonly fwdTerm = new BlockList((m) => new Int32Array(m));
+  private readonly fwdTf = new BlockList((m) => new Uint8Array(m));
+  private readonly fwdBigTf = new Map<number, number>();
+  private readonly docStart: Int32Array;
+  private readonly lengths: Int32Array;
+  private df: Int32Array = new Int32Array(1024);
+  private total = 0;
+  /** Chunks merged so far (the position of the next one). */
+  merged = 0;
+  /** Per analyser: the local terms it has sent so far, and local id → global id (-1: not mapped yet). */
+  private readonly sources: { terms: string[]; map: Int32Array }[] = [];
+
+  constructor(private readonly n: number) {
+    this.docStart = new Int32Array(n + 1);
+    this.lengths = new Int32Array(n);
+  }
+
+  /** Appends the next `batch.lengths.length` chunks, analysed by analyser number `source`. */
+  add(source: number, batch: AnalysedBatch): void {
+    const src = (this.sources[source] ??= { terms: [], map: new Int32Array(1024).fill(-1) });
+    for (const t of batch.newTerms) src.terms.push(t);
+    if (src.map.length < src.terms.length) {
+      const before = src.map.length;
+      src.map = grow(src.map, src.terms.length);
+      src.map.fill(-1, before);
+    }
+    const { map, terms: localTerms } = src;
+    const { dict, fwdTerm, fwdTf, fwdBigTf, docStart, lengths } = this;
+    const { terms, tfs, distinct } = batch;
+    if (this.merged + batch.lengths.length > this.n) throw new Error('buildKeywordIndex: more analysed chunks than chunks');
+    let p = 0;
+    for (let c = 0; c < batch.lengths.length; c++) {
+      const d = this.merged++;
+      docStart[d] = fwdTerm.length;
+      lengths[d] = batch.lengths[c];
+      this.total += batch.lengths[c];
+      if (fwdTerm.length + distinct[c] > MAX_POSTINGS) {
+        throw new Error(`buildKeywordIndex: more than ${MAX_POSTINGS} postings (${this.n} chunks); split the collection`);
+      }
+      for (const end = p + distinct[c]; p < end; p++) {
+        const local = terms[p];
+        let g = map[local];
+        if (g < 0) {
+          const term = localTerms[local];
+          let known = dict.get(term);
+          if (known === undefined) {
+            known = dict.size;
+            dict.set(term, known);
+            if (known >= this.df.length) this.df = grow(this.df, known + 1);
+          }
+          g = map[local] = known;
+        }
+        const tf = tfs[p];
+        if (tf >= TF_ESCAPE) {
+          fwdBigTf.set(fwdTerm.length, tf);
+          fwdTf.push(TF_ESCAPE);
+        } else fwdTf.push(tf);
+        fwdTerm.push(g);
+        this.df[g]++;
+      }
+    }
+  }
+
+  /** Scatters the forward lists into CSR postings (dropping them) and returns the index; all chunks must be merged. */
+  finish(chunks: readonly Chunk[], k1: number, b: number): CompactBm25 {
+    const { n, dict, fwdTerm, fwdTf, fwdBigTf, docStart, lengths, df } = this;
+    if (this.merged !== n) throw new Error(`buildKeywordIndex: ${this.merged} of ${n} chunks analysed`);
+    docStart[n] = fwdTerm.length;
+    const ids: string[] = new Array<string>(n);
+    for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
+    const vocab = dict.size;
+    const postings = fwdTerm.length;
+    // Chunk positions ascending within a term (wink's order).
+    const offsets = new Int32Array(vocab + 1);
+    for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
+    const cursor = offsets.slice(0, vocab);
+    const postDoc = new Int32Array(postings);
+    const postTf = new Uint8Array(postings);
+    const bigTf = new Map<number, number>();
+    for (let d = 0; d < n; d++) {
+      for (let e = docStart[d], end = docStart[d + 1]; e < end; e++) {
+        const p = cursor[fwdTerm.get(e)]++;
+        postDoc[p] = d;
+        const tf = fwdTf.get(e);
+        postTf[p] = tf;
+        if (tf === TF_ESCAPE) bigTf.set(p, fwdBigTf.get(e) as number);
+      }
+    }
+    fwdTerm.blocks.length = 0;
+    fwdTf.blocks.length = 0;
+    fwdBigTf.clear();
+    this.sources.length = 0;
+    // As wink's consolidate(): idf per term (k = 1), normalisation per chunk.
+    const idf = new Float64Array(vocab);
+    for (let t = 0; t < vocab; t++) idf[t] = Math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1);
+    const avgdl = this.total / n;
+    const k1norm = new Float64Array(n);
+    for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
+    return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, k1 + 1, {
+      k1,
+      b,
+      idf: BM25_IDF,
+      precision: BM25_PRECISION,
+      engine: COMPACT_ENGINE,
+      analyser: KEYWORD_ANALYSER,
+      tieRule: TIE_RULE,
+    });
+  }
+}
+
+/** Target characters of chunk text per analysis batch. */
+export const KEYWORD_BATCH_CHARS = 256 * 1024;
+/** Below this many characters of chunk text in all, {@link buildKeywordIndexParallel} analyses in-process. */
+export const KEYWORD_IN_PROCESS_CHARS = 4 * 1024 * 1024;
+/** Batches analysed but not yet merged, at most, per worker thread (bounds the memory of out-of-order results). */
+const WINDOW_PER_THREAD = 4;
+
+/** Consecutive index ranges `[from, to)` of `chunks`, each about `batchChars` characters (at least one chunk). */
+function textBatches(chunks: readonly Chunk[], batchChars: number): [number, number][] {
+  const out: [number, number][] = [];
+  let from = 0;
+  let chars = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    chars += chunks[i].text.length;
+    if (chars >= batchChars) {
+      out.push([from, i + 1]);
+      from = i + 1;
+      chars = 0;
+    }
+  }
+  if (from < chunks.length) out.push([from, chunks.length]);
+  return out;
+}
+
+function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
+  const texts = new Array<string>(to - from);
+  for (let i = from; i < to; i++) texts[i - from] = chunks[i].text;
+  return texts;
+}
+
+/**
  * Builds the BM25 serving index over `chunks` (their `text`, analysed by {@link keywordTokens}) with the formula and
  * rounding in this module's header, evaluated with the same floating-point operations in the same order as wink's
  * `consolidate()` and `search()`, so scores are equal to wink's to the last bit (proven on SciFact and TREC-DL by
  * test/retrieve/bm25-parity.test.ts, and against {@link buildExactBm25Index} by property tests). Any number of chunks,
- * 0 included. `params` default to {@link DEFAULT_BM25_PARAMS}.
+ * 0 included. `params` default to {@link DEFAULT_BM25_PARAMS}. In-process, one thread; {@link buildKeywordIndexParallel}
+ * builds the same index with the analysis on worker threads.
  *
  * Layout (5 bytes a posting): a `Map` term → term id; postings in CSR form by term id (`Int32Array` offsets,
  * `Int32Array` chunk positions in ascending order, `Uint8Array` term frequencies, those ≥ 255 in a side map); per
@@ -316,8 +468,9 @@ const TF_ESCAPE = 255;
  * `consolidate()` is recomputed from these at query time, with the same operations, so it is the same double wink
  * stores, at a third of the memory of storing it (12 bytes a posting). Search scratch: a `Float64Array`
  * accumulator, a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
- * Build: one analysis pass writes a forward list (term id, tf) per chunk in blocks (5 bytes a posting); a counting
- * pass scatters it into the postings and drops it: peak ≈ 10 bytes a posting plus the dictionary. wink is not
+ * Build: batches of chunks are analysed into forward lists (distinct terms with their frequencies, bm25-analyse.ts)
+ * and merged in chunk order into forward lists of (term id, tf) in blocks (5 bytes a posting); a counting pass
+ * scatters them into the postings and drops them: peak ≈ 10 bytes a posting plus the dictionary. wink is not
  * involved (its object graph is never built): equality with wink is the tests' business.
  *
  * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
@@ -331,95 +484,135 @@ const TF_ESCAPE = 255;
 export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
   const { k1, b } = resolveParams(params);
   checkUniqueIds(chunks);
+  const builder = new CompactBuilder(chunks.length);
+  const table = createTermTable();
+  for (const [from, to] of textBatches(chunks, KEYWORD_BATCH_CHARS)) builder.add(0, analyseBatch(textsOf(chunks, from, to), table));
+  return builder.finish(chunks, k1, b);
+}
+
+/** Options of {@link buildKeywordIndexParallel}. */
+export interface KeywordBuildOptions {
+  /** Worker threads that analyse (integer ≥ 1); default `min(2, os.availableParallelism())`. */
+  threads?: number;
+  /** Aborts the build: the workers are stopped and the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Called after each merged batch with chunks done so far and the total (0 ≤ done ≤ total). Must not throw. */
+  onProgress?: (doneChunks: number, totalChunks: number) => void;
+  /** Characters of chunk text per batch (default {@link KEYWORD_BATCH_CHARS}); for tests. */
+  batchChars?: number;
+  /** In-process below this many characters in all (default {@link KEYWORD_IN_PROCESS_CHARS}); for tests. */
+  inProcessChars?: number;
+}
+
+/**
+ * The index of {@link buildCompactBm25Index}`(chunks, params)`, the same in every term id, posting and score, built
+ * with the analysis (the analyser, {@link keywordTokens}, is most of a build's time) on `threads` worker threads:
+ * batches of consecutive chunks (about {@link KEYWORD_BATCH_CHARS} characters each) go to the workers, each worker
+ * numbering terms in a table of its own (bm25-analyse.ts), and this thread merges the results in chunk order into
+ * the postings. The workers' heaps hold only their term tables, so the per-token garbage of the analyser is collected
+ * in small heaps, not beside the corpus. Inputs under {@link KEYWORD_IN_PROCESS_CHARS} characters run in-process
+ * (starting a worker costs ~0.1-0.5 s).
+ *
+ * Rejects with what {@link buildCompactBm25Index} throws (before any worker starts), `signal.reason` when aborted, and
+ * `HarnessError('CONFIG_INVALID')` when `threads` is not an integer ≥ 1; a worker's failure rejects with a plain
+ * `Error` (a bug) carrying its stack.
+ */
+export async function buildKeywordIndexParallel(
+  chunks: readonly Chunk[],
+  params?: Partial<Bm25Params>,
+  options: KeywordBuildOptions = {},
+): Promise<KeywordIndex> {
+  const { k1, b } = resolveParams(params);
+  const threads = options.threads ?? defaultKeywordThreads();
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new HarnessError('CONFIG_INVALID', `keyword threads (${String(threads)}) must be an integer >= 1`, {
+      location: { path: 'threads' },
+      remedy: 'pass threads: 1 or 2',
+    });
+  }
+  checkUniqueIds(chunks);
+  const { signal, onProgress } = options;
+  signal?.throwIfAborted();
+  const ranges = textBatches(chunks, options.batchChars ?? KEYWORD_BATCH_CHARS);
   const n = chunks.length;
-  const ids: string[] = new Array<string>(n);
-  const dict = new Map<string, number>();
-  // Pass 1: analyse each chunk once; forward list of (term id, tf) per chunk, df and length per chunk.
-  const fwdTerm = new BlockList((m) => new Int32Array(m));
-  const fwdTf = new BlockList((m) => new Uint8Array(m));
-  const fwdBigTf = new Map<number, number>();
-  const docStart = new Int32Array(n + 1);
-  const lengths = new Int32Array(n);
-  let df: Int32Array = new Int32Array(1024);
-  let lastDoc: Int32Array = new Int32Array(1024).fill(-1);
-  let slot: Int32Array = new Int32Array(1024);
-  let total = 0;
-  for (let d = 0; d < n; d++) {
-    const chunk = chunks[d];
-    ids[d] = chunk.id;
-    docStart[d] = fwdTerm.length;
-    const terms = keywordTokens(chunk.text);
-    lengths[d] = terms.length;
-    total += terms.length;
-    for (const term of terms) {
-      let t = dict.get(term);
-      if (t === undefined) {
-        t = dict.size;
-        dict.set(term, t);
-        if (t >= df.length) {
-          df = grow(df, t + 1);
-          slot = grow(slot, t + 1);
-          const before = lastDoc.length;
-          lastDoc = grow(lastDoc, t + 1);
-          lastDoc.fill(-1, before);
-        }
-      }
-      if (lastDoc[t] !== d) {
-        if (fwdTerm.length >= MAX_POSTINGS) {
-          throw new Error(`buildKeywordIndex: more than ${MAX_POSTINGS} postings (${n} chunks); split the collection`);
-        }
-        lastDoc[t] = d;
-        slot[t] = fwdTerm.length;
-        fwdTerm.push(t);
-        fwdTf.push(1);
-        df[t]++;
-      } else {
-        const e = slot[t];
-        const tf = fwdTf.get(e);
-        if (tf < TF_ESCAPE - 1) fwdTf.set(e, tf + 1);
-        else if (tf === TF_ESCAPE - 1) {
-          fwdTf.set(e, TF_ESCAPE);
-          fwdBigTf.set(e, TF_ESCAPE);
-        } else fwdBigTf.set(e, (fwdBigTf.get(e) ?? 0) + 1);
-      }
+  let chars = 0;
+  for (const c of chunks) chars += c.text.length;
+  const builder = new CompactBuilder(n);
+  if (chars < (options.inProcessChars ?? KEYWORD_IN_PROCESS_CHARS) || threads === 1 || ranges.length < 2) {
+    const table = createTermTable();
+    for (const [from, to] of ranges) {
+      signal?.throwIfAborted();
+      builder.add(0, analyseBatch(textsOf(chunks, from, to), table));
+      onProgress?.(builder.merged, n);
     }
+    if (ranges.length === 0) onProgress?.(0, 0);
+    return builder.finish(chunks, k1, b);
   }
-  docStart[n] = fwdTerm.length;
-  const vocab = dict.size;
-  const postings = fwdTerm.length;
-  // Pass 2: scatter the forward list into CSR postings, chunk positions ascending within a term (wink's order).
-  const offsets = new Int32Array(vocab + 1);
-  for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
-  const cursor = offsets.slice(0, vocab);
-  const postDoc = new Int32Array(postings);
-  const postTf = new Uint8Array(postings);
-  const bigTf = new Map<number, number>();
-  for (let d = 0; d < n; d++) {
-    for (let e = docStart[d], end = docStart[d + 1]; e < end; e++) {
-      const p = cursor[fwdTerm.get(e)]++;
-      postDoc[p] = d;
-      const tf = fwdTf.get(e);
-      postTf[p] = tf;
-      if (tf === TF_ESCAPE) bigTf.set(p, fwdBigTf.get(e) as number);
-    }
+  const workers = Array.from({ length: Math.min(threads, ranges.length) }, () => startWorker('./bm25-worker', import.meta.url));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const done: (AnalysedBatch | undefined)[] = new Array(ranges.length);
+      const owner = new Int32Array(ranges.length);
+      const inFlight = new Int32Array(workers.length);
+      let next = 0;
+      let merged = 0;
+      let over = false;
+      const fail = (e: unknown): void => {
+        if (over) return;
+        over = true;
+        reject(e);
+      };
+      const pump = (): void => {
+        for (let w = 0; w < workers.length; w++) {
+          while (inFlight[w] < 2 && next < ranges.length && next - merged < WINDOW_PER_THREAD * workers.length) {
+            const id = next++;
+            owner[id] = w;
+            inFlight[w]++;
+            const [from, to] = ranges[id];
+            workers[w].postMessage({ id, texts: textsOf(chunks, from, to) } satisfies AnalyseRequest);
+          }
+        }
+      };
+      const onAbort = (): void => fail(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      workers.forEach((worker, w) => {
+        worker.on('message', (m: AnalyseReply) => {
+          if (over) return;
+          if ('error' in m) return fail(new Error(`keyword analysis worker: ${m.error}`));
+          inFlight[w]--;
+          done[m.id] = m.batch;
+          try {
+            while (!over && merged < ranges.length && done[merged] !== undefined) {
+              builder.add(owner[merged], done[merged] as AnalysedBatch);
+              done[merged++] = undefined;
+              onProgress?.(builder.merged, n);
+            }
+          } catch (e) {
+            return fail(e);
+          }
+          if (over) return;
+          if (merged === ranges.length) {
+            over = true;
+            signal?.removeEventListener('abort', onAbort);
+            return resolve();
+          }
+          pump();
+        });
+        worker.on('error', (e) => fail(new Error(`keyword analysis worker failed: ${e.message}`, { cause: e })));
+        worker.on('exit', (code) => fail(new Error(`keyword analysis worker exited (code ${code}) during a build`)));
+      });
+      pump();
+    });
+  } finally {
+    for (const w of workers) w.removeAllListeners('exit');
+    await Promise.all(workers.map((w) => w.terminate()));
   }
-  fwdTerm.blocks.length = 0;
-  fwdTf.blocks.length = 0;
-  // As wink's consolidate(): idf per term (k = 1), normalisation per chunk.
-  const idf = new Float64Array(vocab);
-  for (let t = 0; t < vocab; t++) idf[t] = Math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1);
-  const avgdl = total / n;
-  const k1norm = new Float64Array(n);
-  for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
-  return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, k1 + 1, {
-    k1,
-    b,
-    idf: BM25_IDF,
-    precision: BM25_PRECISION,
-    engine: COMPACT_ENGINE,
-    analyser: KEYWORD_ANALYSER,
-    tieRule: TIE_RULE,
-  });
+  return builder.finish(chunks, k1, b);
+}
+
+/** Default analysis threads of {@link buildKeywordIndexParallel}: min(2, available CPUs). */
+export function defaultKeywordThreads(): number {
+  return Math.max(1, Math.min(2, availableParallelism()));
 }
 
 /** The compact serving index (see {@link buildCompactBm25Index}). */

@@ -4,7 +4,7 @@
  */
 import type { EmbedRole } from '../embed/provider.js';
 import type { Hit } from '../types.js';
-import { buildKeywordIndex, type Bm25Params } from './bm25.js';
+import { buildKeywordIndexParallel, type Bm25Params } from './bm25.js';
 import { buildVectorIndex, buildVectorIndexFromMatrix } from './semantic.js';
 import type { VectorMatrix } from './vector-matrix.js';
 import { fuseTwo, type FusionSetting } from './fusion.js';
@@ -12,12 +12,13 @@ import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, Retri
 
 /**
  * BM25 over the chunks (src/retrieve/bm25.ts: our analyser, wink-bm25-text-search's formula, `k1`/`b`); hits are
- * chunk ids with BM25 scores > 0, at most `depth`. `describe()` gives the effective parameters.
+ * chunk ids with BM25 scores > 0, at most `depth`. `describe()` gives the effective parameters. The index is built
+ * with the analysis on worker threads for large chunkings (`buildKeywordIndexParallel`), stopping on `ctx.signal`.
  * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] (when the factory runs).
  */
 export function keywordRetriever(params: Partial<Bm25Params> = {}): RetrieverFactory {
-  return (ctx: RetrieverContext): Retriever => {
-    const index = buildKeywordIndex(ctx.chunks, params);
+  return async (ctx: RetrieverContext): Promise<Retriever> => {
+    const index = await buildKeywordIndexParallel(ctx.chunks, params, { signal: ctx.signal });
     return {
       search: (q, depth) => index.search(q.text, depth),
       searchBatch: async (qs, depth) => index.searchBatch(qs.map((q) => q.text), depth),

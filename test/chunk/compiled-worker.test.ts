@@ -1,6 +1,6 @@
 /**
- * The bin runs compiled JavaScript, where parallel.ts must start `worker.js` (not `worker.ts` under tsx). This test
- * transpiles the chunker's modules to a temporary folder with TypeScript's `transpileModule` (what `npm run build` emits, minus the
+ * The bin runs compiled JavaScript, where parallel.ts must start `worker.js` (not `worker.ts` under tsx), and bm25.ts
+ * `bm25-worker.js`. This test transpiles the chunker's (and the BM25 build's) modules to a temporary folder with TypeScript's `transpileModule` (what `npm run build` emits, minus the
  * type check), links node_modules there, and runs chunkDocumentsParallel from the compiled files in a plain Node
  * child process (no tsx), comparing with chunkDocuments here.
  */
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chunkDocuments } from '../../src/chunk/chunker.js';
+import { buildKeywordIndex } from '../../src/retrieve/bm25.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chunk-compiled-'));
@@ -34,7 +35,7 @@ function transpile(files: string[], to: string): void {
 describe('compiled JavaScript: the worker is worker.js', () => {
   it('chunkDocumentsParallel from transpiled dist files in plain node gives chunkDocuments’ chunks', () => {
     // The chunker's own modules and what they import (types.ts is type-only).
-    const files = ['errors.ts', 'types.ts', ...readdirSync(path.join(repoRoot, 'src/chunk')).map((f) => `chunk/${f}`)];
+    const files = ['errors.ts', 'types.ts', 'worker-start.ts', ...readdirSync(path.join(repoRoot, 'src/chunk')).map((f) => `chunk/${f}`)];
     transpile(files, path.join(tmp, 'dist'));
     writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ type: 'module' }));
     symlinkSync(path.join(repoRoot, 'node_modules'), path.join(tmp, 'node_modules'));
@@ -54,5 +55,26 @@ describe('compiled JavaScript: the worker is worker.js', () => {
       maxBuffer: 64 * 1024 * 1024,
     });
     expect(JSON.parse(out)).toEqual(chunkDocuments(docs, spec));
+  });
+
+  it('buildKeywordIndexParallel from transpiled dist files in plain node ranks as buildKeywordIndex here', () => {
+    const files = ['errors.ts', 'types.ts', 'worker-start.ts', ...['bm25.ts', 'bm25-analyse.ts', 'bm25-worker.ts', 'tokenize.ts', 'rank.ts'].map((f) => `retrieve/${f}`)];
+    transpile(files, path.join(tmp, 'dist'));
+    const texts = Array.from({ length: 300 }, (_, i) => `Pump LMP-${200 + (i % 7)} seal kit ${i % 13} valve bearing hours ${'replace '.repeat(i % 5)}`);
+    const chunks = texts.map((text, i) => ({ id: `c${i}`, docId: `c${i}`, ordinal: 0, text, start: 0, end: text.length, tokens: 0 }));
+    const queries = ['LMP-204 seal', 'replace valve', 'kit 7', 'bearing hours pump'];
+    const script = `
+      import { buildKeywordIndexParallel } from ${JSON.stringify(path.join(tmp, 'dist/retrieve/bm25.js'))};
+      const chunks = JSON.parse(process.argv[1]);
+      const index = await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 500, inProcessChars: 0 });
+      process.stdout.write(JSON.stringify(${JSON.stringify(queries)}.map((q) => index.search(q, 20))));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(chunks)], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const here = buildKeywordIndex(chunks);
+    const expected = queries.map((q) => here.search(q, 20));
+    expect(expected.every((l) => l.length > 0)).toBe(true);
+    expect(JSON.parse(out)).toEqual(expected);
   });
 });

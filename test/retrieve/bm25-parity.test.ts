@@ -3,14 +3,16 @@
  * same analyser (buildWinkKeywordIndex), on real data: every query of SciFact (whole documents, title + "\n\n" + text
  * as loadBeir builds them) and of TREC-DL 2019 (5k passages), at depth 100. Rankings must be identical (ids in order)
  * and scores equal; the two engines run the same floating-point operations in the same order, so "within 1e-9" is
- * checked and, more strictly, bit equality. Skipped when ../shared/datasets is absent.
+ * checked and, more strictly, bit equality. The index as the sweep builds it (buildKeywordIndexParallel: the analysis
+ * on 2 worker threads, here in 64 KiB batches so both workers get many) is checked against wink the same way.
+ * Skipped when ../shared/datasets is absent.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadBeir } from '../../src/load/beir.js';
-import { buildKeywordIndex, buildWinkKeywordIndex, COMPACT_ENGINE } from '../../src/retrieve/bm25.js';
+import { buildKeywordIndex, buildKeywordIndexParallel, buildWinkKeywordIndex, COMPACT_ENGINE, type KeywordIndex } from '../../src/retrieve/bm25.js';
 import type { Chunk, Hit } from '../../src/types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -34,22 +36,29 @@ async function wholeDocChunks(root: string, split: string): Promise<Chunk[]> {
   return docs.map((d) => ({ id: `${d.id}#0`, docId: d.id, ordinal: 0, text: d.text, start: 0, end: d.text.length, tokens: 0 }));
 }
 
-/** Compares the two engines on every query; returns the number of hits compared. */
-function compareAll(chunks: Chunk[], queries: { id: string; text: string }[]): { hits: number; queries: number } {
+/**
+ * Compares our index, built on this thread and on 2 worker threads, with wink on every query; returns the number of
+ * hits compared.
+ */
+async function compareAll(chunks: Chunk[], queries: { id: string; text: string }[]): Promise<{ hits: number; queries: number }> {
   const ours = buildKeywordIndex(chunks);
+  const threaded = await buildKeywordIndexParallel(chunks, {}, { threads: 2, inProcessChars: 0, batchChars: 64 * 1024 });
   const wink = buildWinkKeywordIndex(chunks);
   expect(ours.params.engine).toBe(COMPACT_ENGINE);
+  expect(threaded.params.engine).toBe(COMPACT_ENGINE);
   expect(wink.params.engine).toMatch(/^wink-bm25-text-search /);
   let hits = 0;
   const mismatches: string[] = [];
   for (const q of queries) {
-    const a: Hit[] = ours.search(q.text, DEPTH);
     const b: Hit[] = wink.search(q.text, DEPTH);
     hits += b.length;
-    const sameIds = a.length === b.length && a.every((h, i) => h.id === b[i].id);
-    const close = sameIds && a.every((h, i) => Math.abs(h.score - b[i].score) <= 1e-9);
-    const bits = sameIds && a.every((h, i) => Object.is(h.score, b[i].score));
-    if (!sameIds || !close || !bits) mismatches.push(`${q.id} (${sameIds ? (close ? 'score bits' : 'scores') : 'ranking'})`);
+    for (const [name, index] of [['ours', ours], ['2 threads', threaded]] as [string, KeywordIndex][]) {
+      const a: Hit[] = index.search(q.text, DEPTH);
+      const sameIds = a.length === b.length && a.every((h, i) => h.id === b[i].id);
+      const close = sameIds && a.every((h, i) => Math.abs(h.score - b[i].score) <= 1e-9);
+      const bits = sameIds && a.every((h, i) => Object.is(h.score, b[i].score));
+      if (!sameIds || !close || !bits) mismatches.push(`${name}: ${q.id} (${sameIds ? (close ? 'score bits' : 'scores') : 'ranking'})`);
+    }
   }
   expect(mismatches).toEqual([]);
   return { hits, queries: queries.length };
@@ -62,7 +71,7 @@ describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('parity with wink: 
     const queries = allQueries(root);
     expect(chunks).toHaveLength(5183);
     expect(queries).toHaveLength(1109);
-    const { hits } = compareAll(chunks, queries);
+    const { hits } = await compareAll(chunks, queries);
     expect(hits).toBeGreaterThan(1109 * 50); // most queries fill depth 100: the comparison is not vacuous
   }, 120_000);
 });
@@ -73,7 +82,7 @@ describe.skipIf(!existsSync(path.join(datasets, 'trec-dl-2019-5k')))('parity wit
     const chunks = await wholeDocChunks(root, 'test');
     const queries = allQueries(root);
     expect(chunks).toHaveLength(5000);
-    const { hits } = compareAll(chunks, queries);
+    const { hits } = await compareAll(chunks, queries);
     expect(hits).toBeGreaterThan(queries.length * 50);
   }, 120_000);
 });
