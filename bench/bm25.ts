@@ -23,6 +23,8 @@
  *   --repeat N          timed passes over the queries after one untimed warm-up pass; median reported (default 3)
  *   --queries N         only the first N queries (default all; for slow peers on large corpora)
  *   --out FILE          also write the results as JSON
+ *   --search-blocks L   ours, ours-threads: also time the queries on the same index at these search block sizes
+ *                       (chunk positions per block; 0 = one block, the unblocked term-at-a-time search), interleaved
  *
  * Each (corpus, engine) runs in its own child process (`node --expose-gc`), so memory figures belong to one engine:
  * `index_mb` = (V8 heap used + ArrayBuffers) after the build and a full GC minus the same before the build (the corpus
@@ -37,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import MiniSearch from 'minisearch';
 import { loadBeir } from '../src/load/beir.js';
-import { buildKeywordIndex, buildKeywordIndexParallel, buildWinkKeywordIndex } from '../src/retrieve/bm25.js';
+import { buildKeywordIndex, buildKeywordIndexParallel, buildWinkKeywordIndex, SEARCH_BLOCK_DOCS, type KeywordIndex } from '../src/retrieve/bm25.js';
 import { keywordTokens } from '../src/retrieve/tokenize.js';
 import type { Chunk } from '../src/types.js';
 import { seededRandom } from '../src/score/stats.js';
@@ -68,22 +70,30 @@ export interface Bm25BenchResult {
   queries_per_second: number;
   /** Total hits returned by one pass (a cheap check that engines did comparable work). */
   hits: number;
+  /** With `--search-blocks`: queries/s of the same index at each search block size (chunk positions per block). */
+  queries_per_second_by_block?: Record<string, number>;
 }
 
-/** A searchable thing as the bench sees it: build once, then `search(query) -> number of hits`. */
-type Searcher = (query: string) => number;
+/**
+ * A searchable thing as the bench sees it: build once, then `search(query) -> number of hits`; ours also lets the
+ * bench change the search's block size (chunk positions per block) on the built index.
+ */
+type Searcher = ((query: string) => number) & { setBlockDocs?: (b: number) => void };
+
+/** Our index with a block-size setter for `--search-blocks` (the field is private: a bench-only reach-in). */
+function oursSearcher(index: KeywordIndex, depth: number): Searcher {
+  const s: Searcher = (q) => index.search(q, depth).length;
+  s.setBlockDocs = (b) => ((index as unknown as { blockDocs: number }).blockDocs = b);
+  return s;
+}
 
 /** Builds `engine` over `chunks`; returns its search function. */
 async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number): Promise<Searcher> {
   switch (engine) {
-    case 'ours': {
-      const index = buildKeywordIndex(chunks);
-      return (q) => index.search(q, depth).length;
-    }
-    case 'ours-threads': {
-      const index = await buildKeywordIndexParallel(chunks);
-      return (q) => index.search(q, depth).length;
-    }
+    case 'ours':
+      return oursSearcher(buildKeywordIndex(chunks), depth);
+    case 'ours-threads':
+      return oursSearcher(await buildKeywordIndexParallel(chunks), depth);
     case 'adapter': {
       const index = buildWinkKeywordIndex(chunks);
       return (q) => index.search(q, depth).length;
@@ -135,7 +145,7 @@ export async function measureBm25(
   engine: Bm25BenchEngine,
   chunks: readonly Chunk[],
   queries: readonly string[],
-  opts: { depth?: number; repeat?: number } = {},
+  opts: { depth?: number; repeat?: number; blocks?: number[] } = {},
 ): Promise<Bm25BenchResult> {
   const depth = opts.depth ?? 100;
   const repeat = opts.repeat ?? 3;
@@ -157,6 +167,22 @@ export async function measureBm25(
     rates.push(queries.length / ((performance.now() - t) / 1000));
   }
   rates.sort((a, b) => a - b);
+  let byBlock: Record<string, number> | undefined;
+  if (opts.blocks && search.setBlockDocs) {
+    // Interleaved: every block size once per round, `repeat` rounds, median per size.
+    const per = new Map<number, number[]>(opts.blocks.map((b) => [b, []]));
+    for (let r = 0; r < repeat; r++) {
+      for (const b of opts.blocks) {
+        search.setBlockDocs(b);
+        const t = performance.now();
+        for (const q of queries) search(q);
+        per.get(b)!.push(queries.length / ((performance.now() - t) / 1000));
+      }
+    }
+    search.setBlockDocs(SEARCH_BLOCK_DOCS);
+    byBlock = {};
+    for (const [b, xs] of per) byBlock[String(b)] = round(xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)], 1);
+  }
   return {
     corpus,
     engine,
@@ -170,6 +196,7 @@ export async function measureBm25(
     peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
     queries_per_second: round(rates[Math.floor(rates.length / 2)], 1),
     hits,
+    ...(byBlock ? { queries_per_second_by_block: byBlock } : {}),
   };
 }
 
@@ -221,6 +248,7 @@ interface ChildParams {
   depth: number;
   repeat: number;
   queries?: number;
+  blocks?: number[];
 }
 
 /** The child: load the corpus, measure one engine, print one JSON line. */
@@ -235,7 +263,7 @@ async function child(p: ChildParams): Promise<void> {
     queries = [...sci.queries, ...trec.queries];
   }
   if (p.queries !== undefined) queries = queries.slice(0, p.queries);
-  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat });
+  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)) });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -264,9 +292,10 @@ async function main(): Promise<void> {
     .option('--repeat <n>', 'timed passes (median reported)', '3')
     .option('--queries <n>', 'only the first n queries')
     .option('--out <file>', 'write the results as JSON')
+    .option('--search-blocks <list>', 'ours: also time the queries at these search block sizes (0 = one block: the unblocked search)')
     .option('--child <json>', 'internal: run one measurement');
   program.parse();
-  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string }>();
+  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string; searchBlocks?: string }>();
   if (o.child) return child(JSON.parse(o.child) as ChildParams);
   const depth = Number(o.depth);
   const repeat = Number(o.repeat);
@@ -282,7 +311,7 @@ async function main(): Promise<void> {
       (corpus.startsWith('dir:') ? ['ours', 'ours-threads', 'wink', 'minisearch'] : corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'ours-threads', 'minisearch'] : [...BM25_BENCH_ENGINES]);
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
-      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries });
+      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number) });
       results.push(r);
       process.stdout.write(`${JSON.stringify(r)}\n`);
     }

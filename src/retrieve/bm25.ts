@@ -377,7 +377,7 @@ class CompactBuilder {
   }
 
   /** Scatters the forward lists into CSR postings (dropping them) and returns the index; all chunks must be merged. */
-  finish(chunks: readonly Chunk[], k1: number, b: number): CompactBm25 {
+  finish(chunks: readonly Chunk[], k1: number, b: number, searchBlockDocs = SEARCH_BLOCK_DOCS): CompactBm25 {
     const { n, dict, fwdTerm, fwdTf, fwdBigTf, docStart, lengths, df } = this;
     if (this.merged !== n) throw new Error(`buildKeywordIndex: ${this.merged} of ${n} chunks analysed`);
     docStart[n] = fwdTerm.length;
@@ -419,9 +419,15 @@ class CompactBuilder {
       engine: COMPACT_ENGINE,
       analyser: KEYWORD_ANALYSER,
       tieRule: TIE_RULE,
-    });
+    }, searchBlockDocs);
   }
 }
+
+/**
+ * Chunk positions per block of a search (see `CompactBm25.search`): 32,768 chunks' accumulator, seen mask and
+ * normalisation take 544 KB, about one core's L2 cache.
+ */
+export const SEARCH_BLOCK_DOCS = 32_768;
 
 /** Target characters of chunk text per analysis batch. */
 export const KEYWORD_BATCH_CHARS = 256 * 1024;
@@ -481,17 +487,29 @@ function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
  * Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for k1 < 0 or b outside [0, 1] (or non-finite),
  * and a plain `Error` for duplicate chunk ids (a bug upstream) or more than 2^31 − 1 postings.
  */
-export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
+export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>, layout: CompactLayoutOptions = {}): KeywordIndex {
   const { k1, b } = resolveParams(params);
   checkUniqueIds(chunks);
   const builder = new CompactBuilder(chunks.length);
   const table = createTermTable();
   for (const [from, to] of textBatches(chunks, KEYWORD_BATCH_CHARS)) builder.add(0, analyseBatch(textsOf(chunks, from, to), table));
-  return builder.finish(chunks, k1, b);
+  return builder.finish(chunks, k1, b, searchBlockOf(layout));
+}
+
+/** Layout options of the compact index, for tests and benches (results never depend on them). */
+export interface CompactLayoutOptions {
+  /** Chunk positions per block of the blocked search (integer ≥ 1); default {@link SEARCH_BLOCK_DOCS}. */
+  searchBlockDocs?: number;
+}
+
+function searchBlockOf(layout: CompactLayoutOptions): number {
+  const v = layout.searchBlockDocs ?? SEARCH_BLOCK_DOCS;
+  if (!Number.isInteger(v) || v < 1) throw new Error(`searchBlockDocs (${String(v)}) must be an integer >= 1`);
+  return v;
 }
 
 /** Options of {@link buildKeywordIndexParallel}. */
-export interface KeywordBuildOptions {
+export interface KeywordBuildOptions extends CompactLayoutOptions {
   /** Worker threads that analyse (integer ≥ 1); default `min(2, os.availableParallelism())`. */
   threads?: number;
   /** Aborts the build: the workers are stopped and the promise rejects with `signal.reason`. */
@@ -546,7 +564,7 @@ export async function buildKeywordIndexParallel(
       onProgress?.(builder.merged, n);
     }
     if (ranges.length === 0) onProgress?.(0, 0);
-    return builder.finish(chunks, k1, b);
+    return builder.finish(chunks, k1, b, searchBlockOf(options));
   }
   const workers = Array.from({ length: Math.min(threads, ranges.length) }, () => startWorker('./bm25-worker', import.meta.url));
   try {
@@ -607,7 +625,7 @@ export async function buildKeywordIndexParallel(
     for (const w of workers) w.removeAllListeners('exit');
     await Promise.all(workers.map((w) => w.terminate()));
   }
-  return builder.finish(chunks, k1, b);
+  return builder.finish(chunks, k1, b, searchBlockOf(options));
 }
 
 /** Default analysis threads of {@link buildKeywordIndexParallel}: min(2, available CPUs). */
@@ -633,6 +651,8 @@ class CompactBm25 implements KeywordIndex {
     private readonly k1norm: Float64Array,
     private readonly k1p1: number,
     readonly params: Bm25Params & Record<string, unknown>,
+    /** Chunk positions per block of the blocked term-at-a-time search (a power of two is not required). */
+    private readonly blockDocs: number = SEARCH_BLOCK_DOCS,
   ) {
     this.size = ids.length;
     this.acc = new Float64Array(this.size);
@@ -644,24 +664,46 @@ class CompactBm25 implements KeywordIndex {
     checkK(k);
     if (k === 0) return [];
     const { acc, seen, touched, offsets, postDoc, postTf, k1norm, k1p1 } = this;
-    let m = 0;
+    // One cursor per query term occurrence, in query order (a repeated term counts twice, as in wink).
+    const terms: number[] = [];
     for (const term of keywordTokens(query)) {
       const t = this.dict.get(term);
-      if (t === undefined) continue;
-      const idf = this.idf[t];
-      for (let p = offsets[t], end = offsets[t + 1]; p < end; p++) {
-        const d = postDoc[p];
-        let tf = postTf[p];
-        if (tf === TF_ESCAPE) tf = this.bigTf.get(p) as number;
-        // wink's consolidate(): Math.sign(freq) * (Math.abs(freq (k1 + 1) / (k1 norm + freq)) * idf).toFixed(9)
-        const w = roundTerm9(Math.abs((tf * k1p1) / (k1norm[d] + tf)) * idf);
-        if (seen[d] === 0) {
-          seen[d] = 1;
-          touched[m++] = d;
-          acc[d] = w + 0; // wink's search(): freq[t] + (results[id] || 0)
-        } else {
-          acc[d] = w + acc[d];
+      if (t !== undefined) terms.push(t);
+    }
+    const q = terms.length;
+    const cursor = new Int32Array(q);
+    const end = new Int32Array(q);
+    const idfs = new Float64Array(q);
+    for (let j = 0; j < q; j++) {
+      cursor[j] = offsets[terms[j]];
+      end[j] = offsets[terms[j] + 1];
+      idfs[j] = this.idf[terms[j]];
+    }
+    // Term at a time within blocks of chunk positions, so that the accumulator, seen mask and normalisations of a
+    // block stay in cache; within a chunk the contributions are still added in query-term order.
+    let m = 0;
+    for (let lo = 0; lo < this.size; lo += this.blockDocs) {
+      const hi = lo + this.blockDocs;
+      for (let j = 0; j < q; j++) {
+        const idf = idfs[j];
+        let p = cursor[j];
+        const stop = end[j];
+        for (; p < stop; p++) {
+          const d = postDoc[p];
+          if (d >= hi) break;
+          let tf = postTf[p];
+          if (tf === TF_ESCAPE) tf = this.bigTf.get(p) as number;
+          // wink's consolidate(): Math.sign(freq) * (Math.abs(freq (k1 + 1) / (k1 norm + freq)) * idf).toFixed(9)
+          const w = roundTerm9(Math.abs((tf * k1p1) / (k1norm[d] + tf)) * idf);
+          if (seen[d] === 0) {
+            seen[d] = 1;
+            touched[m++] = d;
+            acc[d] = w + 0; // wink's search(): freq[t] + (results[id] || 0)
+          } else {
+            acc[d] = w + acc[d];
+          }
         }
+        cursor[j] = p;
       }
     }
     const top = this.select(m, k);

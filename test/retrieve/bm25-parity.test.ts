@@ -4,7 +4,8 @@
  * as loadBeir builds them) and of TREC-DL 2019 (5k passages), at depth 100. Rankings must be identical (ids in order)
  * and scores equal; the two engines run the same floating-point operations in the same order, so "within 1e-9" is
  * checked and, more strictly, bit equality. The index as the sweep builds it (buildKeywordIndexParallel: the analysis
- * on 2 worker threads, here in 64 KiB batches so both workers get many) is checked against wink the same way.
+ * on 2 worker threads, here in 64 KiB batches so both workers get many), searched in blocks of 1,000 chunks (so the
+ * blocked search crosses block boundaries 5 times), is checked against wink the same way.
  * Skipped when ../shared/datasets is absent.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ async function wholeDocChunks(root: string, split: string): Promise<Chunk[]> {
  */
 async function compareAll(chunks: Chunk[], queries: { id: string; text: string }[]): Promise<{ hits: number; queries: number }> {
   const ours = buildKeywordIndex(chunks);
-  const threaded = await buildKeywordIndexParallel(chunks, {}, { threads: 2, inProcessChars: 0, batchChars: 64 * 1024 });
+  const threaded = await buildKeywordIndexParallel(chunks, {}, { threads: 2, inProcessChars: 0, batchChars: 64 * 1024, searchBlockDocs: 1000 });
   const wink = buildWinkKeywordIndex(chunks);
   expect(ours.params.engine).toBe(COMPACT_ENGINE);
   expect(threaded.params.engine).toBe(COMPACT_ENGINE);
@@ -52,7 +53,7 @@ async function compareAll(chunks: Chunk[], queries: { id: string; text: string }
   for (const q of queries) {
     const b: Hit[] = wink.search(q.text, DEPTH);
     hits += b.length;
-    for (const [name, index] of [['ours', ours], ['2 threads', threaded]] as [string, KeywordIndex][]) {
+    for (const [name, index] of [['ours', ours], ['2 threads, blocks of 1000', threaded]] as [string, KeywordIndex][]) {
       const a: Hit[] = index.search(q.text, DEPTH);
       const sameIds = a.length === b.length && a.every((h, i) => h.id === b[i].id);
       const close = sameIds && a.every((h, i) => Math.abs(h.score - b[i].score) <= 1e-9);

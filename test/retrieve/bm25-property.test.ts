@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildKeywordIndex, buildWinkKeywordIndex, roundTerm9 } from '../../src/retrieve/bm25.js';
+import { buildCompactBm25Index, buildKeywordIndex, buildWinkKeywordIndex, roundTerm9 } from '../../src/retrieve/bm25.js';
 import { compareCodePoints } from '../../src/retrieve/rank.js';
 import { keywordTokens } from '../../src/retrieve/tokenize.js';
 import type { Chunk, Hit } from '../../src/types.js';
@@ -46,6 +46,21 @@ function oracle(chunks: Chunk[], p: { k1: number; b: number }, query: string, k:
 }
 
 describe('compact BM25 against a brute-force oracle', () => {
+  it('the blocked search gives the same lists for any block size (1, 2, 3, 5 chunk positions and the default)', () => {
+    fc.assert(
+      fc.property(corpus, params, fc.array(text, { minLength: 1, maxLength: 4 }), fc.nat(14), (chunks, p, queries, k) => {
+        const whole = buildKeywordIndex(chunks, p);
+        for (const searchBlockDocs of [1, 2, 3, 5]) {
+          const blocked = buildCompactBm25Index(chunks, p, { searchBlockDocs });
+          // Several queries on one index: each search must leave the accumulator clean for the next.
+          for (const q of queries) expect(blocked.search(q, k)).toEqual(whole.search(q, k));
+          expect(blocked.search(queries[0], k)).toEqual(oracle(chunks, p, queries[0], k));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('same top-k, same scores, ties by score desc then id desc (code points), for any corpus, k and query', () => {
     fc.assert(
       fc.property(corpus, params, text, fc.nat(14), (chunks, p, query, k) => {
