@@ -47,13 +47,24 @@ export const KEYWORD_ANALYSER =
 
 const WORD = String.raw`[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*`;
 const COMPOUND = new RegExp(`${WORD}(?:[-_./]${WORD})*`, 'gu');
+/**
+ * COMPOUND for text that is ASCII after lower-casing: there `\p{L}` is `[a-z]` and `\p{N}` is `[0-9]`, so this matches
+ * exactly what COMPOUND matches (test/retrieve/tokenize.test.ts checks both paths give the same terms), without the
+ * cost of Unicode property classes.
+ */
+const ASCII_COMPOUND = /[a-z0-9]+(?:'[a-z0-9]+)*(?:[-_./][a-z0-9]+(?:'[a-z0-9]+)*)*/g;
 const CONNECTOR = /[-_./]/u;
 const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
 const CURLY_APOSTROPHES = /[\u2019\u2018\u02BC]/gu;
 const ASCII_WORD = /^[a-z]+$/;
+const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Lower-cased, folded text ready for term extraction (steps 1–3). */
-function normalise(text: string): string {
+/**
+ * Lower-cased, folded text ready for term extraction (steps 1–3). ASCII text is invariant under every Unicode
+ * normalisation form, has no combining marks and no curly apostrophes, so for it steps 1–3 are `toLowerCase()` alone.
+ */
+function normalise(text: string, ascii: boolean): string {
+  if (ascii) return text.toLowerCase();
   return text
     .normalize('NFKC')
     .toLowerCase()
@@ -69,21 +80,37 @@ function stripApostrophes(word: string): string {
   return word.replace(/'s$/u, '').replace(/'/gu, '');
 }
 
-/** Distinct words remembered by the stem memo before it is cleared (bounds memory). */
-const STEM_MEMO_LIMIT = 200_000;
+/** Distinct words remembered by each memo below before it is cleared (bounds memory). */
+const MEMO_LIMIT = 200_000;
 /** Porter2 costs about 4 µs a word; a corpus repeats its words, so stems are memoised (the stemmer is pure). */
 const stemMemo = new Map<string, string>();
 
 /** Stemming (step 8). */
 function stemTerm(term: string): string {
-  if (!ASCII_WORD.test(term)) return term;
   let stem = stemMemo.get(term);
   if (stem === undefined) {
-    stem = porter2(term);
-    if (stemMemo.size >= STEM_MEMO_LIMIT) stemMemo.clear();
+    stem = ASCII_WORD.test(term) ? porter2(term) : term;
+    if (stemMemo.size >= MEMO_LIMIT) stemMemo.clear();
     stemMemo.set(term, stem);
   }
   return stem;
+}
+
+/** Steps 6–8 for one word of a compound, memoised (a pure function of the word): its term, or '' when dropped. */
+const wordMemo = new Map<string, string>();
+
+function wordTerm(word: string): string {
+  let term = wordMemo.get(word);
+  if (term === undefined) {
+    term = '';
+    if (!STOP_WORDS.has(word)) {
+      const bare = stripApostrophes(word);
+      if (bare !== '' && !STOP_WORDS.has(bare)) term = stemTerm(bare);
+    }
+    if (wordMemo.size >= MEMO_LIMIT) wordMemo.clear();
+    wordMemo.set(word, term);
+  }
+  return term;
 }
 
 /**
@@ -94,22 +121,34 @@ function stemTerm(term: string): string {
  * `['replac', 'pump', 'lmp', '204', 'lmp204', 'everi', '500', 'hour']`; `keywordTokens('the')` → `[]`.
  */
 export function keywordTokens(text: string): string[] {
+  return analyse(text, NON_ASCII.test(text) ? 'unicode' : 'ascii');
+}
+
+/**
+ * {@link keywordTokens} with the path chosen by the caller: `unicode` is the pipeline of the module comment for any
+ * text; `ascii` is its shortcut for text whose characters are all below U+0080 (what {@link keywordTokens} uses for
+ * such text). Exported for the test that both paths agree on ASCII text; not part of the package's API.
+ */
+export function analyse(text: string, path: 'ascii' | 'unicode'): string[] {
   const out: string[] = [];
-  const normal = normalise(text);
-  for (const match of normal.matchAll(COMPOUND)) {
+  const ascii = path === 'ascii';
+  const normal = normalise(text, ascii);
+  const re = ascii ? ASCII_COMPOUND : COMPOUND;
+  re.lastIndex = 0;
+  for (let match = re.exec(normal); match !== null; match = re.exec(normal)) {
     const compound = match[0];
+    if (!CONNECTOR.test(compound)) {
+      const term = wordTerm(compound);
+      if (term !== '') out.push(term);
+      continue;
+    }
     const parts = compound.split(CONNECTOR);
     for (const part of parts) {
-      if (STOP_WORDS.has(part)) continue;
-      const bare = stripApostrophes(part);
-      if (bare === '' || STOP_WORDS.has(bare)) continue;
-      const stem = stemTerm(bare);
-      if (stem !== '') out.push(stem);
+      const term = wordTerm(part);
+      if (term !== '') out.push(term);
     }
-    if (parts.length >= 2) {
-      const joined = stemTerm(parts.map(stripApostrophes).join(''));
-      if (joined !== '') out.push(joined);
-    }
+    const joined = stemTerm(parts.map(stripApostrophes).join(''));
+    if (joined !== '') out.push(joined);
   }
   return out;
 }

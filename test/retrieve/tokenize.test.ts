@@ -1,6 +1,11 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keywordTokens, STOP_WORDS } from '../../src/retrieve/tokenize.js';
+import { analyse, keywordTokens, STOP_WORDS } from '../../src/retrieve/tokenize.js';
+
+const datasets = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets');
 
 describe('keywordTokens: identifiers and numbers (field case B03)', () => {
   it('LMP-204 yields its parts and the joined form, in that order', () => {
@@ -66,5 +71,45 @@ describe('keywordTokens: stop words, stemming, normalisation', () => {
         expect(keywordTokens(s.toUpperCase())).toEqual(keywordTokens(s.toLowerCase()));
       }),
     );
+  });
+});
+
+describe('the ASCII shortcut gives the terms of the full Unicode pipeline', () => {
+  // The shortcut skips the normalisation forms and uses [a-z0-9] for \p{L}\p{N}: exact only for ASCII text, which is
+  // what keywordTokens routes through it. Alphabet: letters of both cases, digits, every connector, apostrophes,
+  // stop words' letters, whitespace of several kinds and other punctuation.
+  const unit = fc.constantFrom(...'abesTHIoRnx0129 -_./\'\t\n,;:!?()"#'.split(''));
+
+  it('property: analyse(t, "ascii") equals analyse(t, "unicode") for any ASCII text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 60 }), (t) => {
+        expect(analyse(t, 'ascii')).toEqual(analyse(t, 'unicode'));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keywordTokens routes text with any character from U+0080 up through the full pipeline', () => {
+    // With the shortcut, "café" would match only "caf" (é is not [a-z]); the full pipeline folds it to "cafe".
+    expect(keywordTokens('café pumps')).toEqual(['cafe', 'pump']);
+    expect(analyse('café pumps', 'ascii')).toEqual(['caf', 'pump']);
+    expect(keywordTokens('x\u0080y')).toEqual(analyse('x\u0080y', 'unicode'));
+  });
+
+  it.skipIf(!existsSync(path.join(datasets, 'scifact')))('every ASCII document of SciFact and TREC-DL: both paths give the same terms', () => {
+    let checked = 0;
+    for (const name of ['scifact', 'trec-dl-2019-5k']) {
+      const file = path.join(datasets, name, 'corpus.jsonl');
+      if (!existsSync(file)) continue;
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (line.trim() === '') continue;
+        const d = JSON.parse(line) as { title?: string; text: string };
+        const t = `${d.title ?? ''}\n\n${d.text}`;
+        if (/[^\x00-\x7f]/.test(t)) continue;
+        expect(analyse(t, 'ascii')).toEqual(analyse(t, 'unicode'));
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(3000); // 3,994 of SciFact's 5,183 documents are ASCII
   });
 });
