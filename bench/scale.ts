@@ -76,6 +76,8 @@ interface SizeResult {
   chunks: Record<string, number>;
   rows: number;
   ndcg10_keyword_none: number | null;
+  /** Peak RSS so far (MB) when each stage event was emitted, with the seconds since the sweep started. */
+  peak_rss_at_stage_start?: { stage: string; seconds: number; peak_rss_mb: number }[];
   /** bench/bm25.ts on this corpus: per engine, queries/s (depth 100), build seconds, index MB, peak RSS MB. */
   bm25?: { engine: string; queries: number; queries_per_second: number; build_seconds: number; index_mb: number; peak_rss_mb: number }[];
 }
@@ -95,12 +97,25 @@ async function child(dataset: string, cacheDir: string): Promise<void> {
     cacheDir,
   });
   const t0 = performance.now();
+  // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
+  const peakAtStage: { stage: string; seconds: number; peak_rss_mb: number }[] = [];
+  const progressSeen = new Set<string>();
   const { result, timings } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
-      if (e.kind === 'stage') process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${e.stage} ${e.detail ?? ''}\n`);
+      const seconds = (performance.now() - t0) / 1000;
+      const mark = (stage: string) =>
+        peakAtStage.push({ stage, seconds: Math.round(seconds), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) });
+      if (e.kind === 'progress' && !progressSeen.has(e.stage)) {
+        progressSeen.add(e.stage);
+        mark(e.stage);
+      }
+      if (e.kind !== 'stage') return;
+      mark(`${e.stage} ${e.detail ?? ''}`.trim());
+      process.stderr.write(`[${seconds.toFixed(0)} s] ${e.stage} ${e.detail ?? ''}\n`);
     },
   });
+  peakAtStage.push({ stage: 'end', seconds: Math.round((performance.now() - t0) / 1000), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) });
   const chunkings = (result.manifest.chunking as { chunkings: { key: string; chunks: number }[] }).chunkings;
   const kw = result.configs.find((c) => c.config.id === 'none.keyword.k10');
   const out: SizeResult = {
@@ -110,6 +125,7 @@ async function child(dataset: string, cacheDir: string): Promise<void> {
     chunks: Object.fromEntries(chunkings.map((c) => [c.key, c.chunks])),
     rows: result.configs.length,
     ndcg10_keyword_none: kw?.means['ndcg@10'] ?? null,
+    peak_rss_at_stage_start: peakAtStage,
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }

@@ -45,7 +45,7 @@ export { embedTexts, embedTextsToMatrix, embedTextsToMatrices, type EmbedStats }
 
 // retrieve
 export { compareByRule, rankByRule, TIE_RULE } from './retrieve/rank.js';
-export { buildKeywordIndex, type KeywordIndex, type Bm25Params } from './retrieve/bm25.js';
+export { buildKeywordIndex, buildKeywordIndexParallel, type KeywordBuildOptions, type KeywordIndex, type Bm25Params } from './retrieve/bm25.js';
 export { keywordTokens } from './retrieve/tokenize.js';
 export {
   reciprocalRankFusion,

@@ -45,7 +45,7 @@ import { availableParallelism } from 'node:os';
 import { HarnessError } from '../errors.js';
 import { startWorker } from '../worker-start.js';
 import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
-import type { AnalyseReply, AnalyseRequest } from './bm25-worker.js';
+import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
 import { compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
 import { KEYWORD_ANALYSER, keywordTokens } from './tokenize.js';
@@ -433,8 +433,8 @@ export const SEARCH_BLOCK_DOCS = 32_768;
 export const KEYWORD_BATCH_CHARS = 256 * 1024;
 /** Below this many characters of chunk text in all, {@link buildKeywordIndexParallel} analyses in-process. */
 export const KEYWORD_IN_PROCESS_CHARS = 4 * 1024 * 1024;
-/** Batches analysed but not yet merged, at most, per worker thread (bounds the memory of out-of-order results). */
-const WINDOW_PER_THREAD = 4;
+/** Result slots per worker thread: batches a worker may have analysed or be analysing ahead of the merge. */
+const SLOTS_PER_THREAD = 3;
 
 /** Consecutive index ranges `[from, to)` of `chunks`, each about `batchChars` characters (at least one chunk). */
 function textBatches(chunks: readonly Chunk[], batchChars: number): [number, number][] {
@@ -569,9 +569,12 @@ export async function buildKeywordIndexParallel(
   const workers = Array.from({ length: Math.min(threads, ranges.length) }, () => startWorker('./bm25-worker', import.meta.url));
   try {
     await new Promise<void>((resolve, reject) => {
-      const done: (AnalysedBatch | undefined)[] = new Array(ranges.length);
+      // Each worker has SLOTS_PER_THREAD result slots in shared memory (bm25-worker.ts); a slot is given a new batch
+      // only after its last one was merged, which also bounds the batches analysed ahead of the merge.
+      const slotMemory: SlotBuffers[][] = workers.map(() => []);
+      const freeSlots: number[][] = workers.map(() => Array.from({ length: SLOTS_PER_THREAD }, (_, i) => i));
+      const done: (Extract<AnalyseReply, { slot: number }> | undefined)[] = new Array(ranges.length);
       const owner = new Int32Array(ranges.length);
-      const inFlight = new Int32Array(workers.length);
       let next = 0;
       let merged = 0;
       let over = false;
@@ -582,12 +585,11 @@ export async function buildKeywordIndexParallel(
       };
       const pump = (): void => {
         for (let w = 0; w < workers.length; w++) {
-          while (inFlight[w] < 2 && next < ranges.length && next - merged < WINDOW_PER_THREAD * workers.length) {
+          while (freeSlots[w].length > 0 && next < ranges.length) {
             const id = next++;
             owner[id] = w;
-            inFlight[w]++;
             const [from, to] = ranges[id];
-            workers[w].postMessage({ id, texts: textsOf(chunks, from, to) } satisfies AnalyseRequest);
+            workers[w].postMessage({ id, slot: freeSlots[w].pop() as number, texts: textsOf(chunks, from, to) } satisfies AnalyseRequest);
           }
         }
       };
@@ -597,11 +599,21 @@ export async function buildKeywordIndexParallel(
         worker.on('message', (m: AnalyseReply) => {
           if (over) return;
           if ('error' in m) return fail(new Error(`keyword analysis worker: ${m.error}`));
-          inFlight[w]--;
-          done[m.id] = m.batch;
+          if (m.buffers) slotMemory[w][m.slot] = m.buffers;
+          done[m.id] = m;
           try {
             while (!over && merged < ranges.length && done[merged] !== undefined) {
-              builder.add(owner[merged], done[merged] as AnalysedBatch);
+              const r = done[merged] as Extract<AnalyseReply, { slot: number }>;
+              const src = owner[merged];
+              const mem = slotMemory[src][r.slot];
+              builder.add(src, {
+                newTerms: r.newTerms,
+                lengths: new Int32Array(mem.chunkBuf, 0, r.chunks),
+                distinct: new Int32Array(mem.chunkBuf, mem.chunkCap * 4, r.chunks),
+                terms: new Int32Array(mem.entryBuf, 0, r.entries),
+                tfs: new Int32Array(mem.entryBuf, mem.entryCap * 4, r.entries),
+              });
+              freeSlots[src].push(r.slot);
               done[merged++] = undefined;
               onProgress?.(builder.merged, n);
             }

@@ -95,6 +95,22 @@ describe('buildKeywordIndexParallel builds the one-thread index', () => {
     expect(keywordTokens(big)).toHaveLength(300);
   });
 
+  it('a worker\'s result slot grows when a later batch needs more room than its first (1,024 chunks or entries)', async () => {
+    // 40 small chunks first (every slot of both workers is created small), then chunks of 3,000 distinct terms
+    // (w0 … w2999): their batches outgrow the entries of the slots they reuse. Then, in batches of 20,000 characters,
+    // the wide chunks two a batch and the 2,000 one-word chunks in one batch of more than 1,024 chunks.
+    const wide = Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ');
+    const chunks = [
+      ...Array.from({ length: 40 }, (_, i) => chunk(`a${i}`, `pump seal ${i}`)),
+      ...Array.from({ length: 8 }, (_, i) => chunk(`b${i}`, `${wide} kit${i}`)),
+      ...Array.from({ length: 2000 }, (_, i) => chunk(`c${i}`, `x${i}`)),
+    ];
+    const par = await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 10, inProcessChars: 0 });
+    expect(layout(par)).toEqual(layout(buildKeywordIndex(chunks)));
+    const bulk = await buildKeywordIndexParallel(chunks.slice(40), {}, { threads: 2, batchChars: 20_000, inProcessChars: 0 });
+    expect(layout(bulk)).toEqual(layout(buildKeywordIndex(chunks.slice(40))));
+  });
+
   it('reports progress per merged batch, ending at (chunks, chunks)', async () => {
     const chunks = Array.from({ length: 30 }, (_, i) => chunk(`c${i}`, `pump seal ${i}`));
     const seen: [number, number][] = [];
