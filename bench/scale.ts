@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only]`: the scale benchmark of issue 12.
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST]`: the scale benchmark of issue 12.
  *
  * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
  * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
@@ -76,6 +76,8 @@ interface SizeResult {
   chunks: Record<string, number>;
   rows: number;
   ndcg10_keyword_none: number | null;
+  /** Per keyword and semantic unit: build seconds and the questions' total query seconds. */
+  units?: { unit: string; build_seconds: number; query_seconds: number }[];
   /** Peak RSS so far (MB) when each stage event was emitted, with the seconds since the sweep started. */
   peak_rss_at_stage_start?: { stage: string; seconds: number; peak_rss_mb: number }[];
   /** bench/bm25.ts on this corpus: per engine, queries/s (depth 100), build seconds, index MB, peak RSS MB. */
@@ -83,7 +85,7 @@ interface SizeResult {
 }
 
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
-async function child(dataset: string, cacheDir: string): Promise<void> {
+async function child(dataset: string, cacheDir: string, modes: string[]): Promise<void> {
   const { parseConfig } = await import('../src/config/schema.js');
   const { runSweep } = await import('../src/run/sweep.js');
   const config = parseConfig({
@@ -91,7 +93,7 @@ async function child(dataset: string, cacheDir: string): Promise<void> {
     dataset: { path: dataset, split: 'test' },
     chunking: { sizes: ['none', 256], overlap: 16 },
     topK: [1, 5, 10],
-    modes: ['keyword', 'semantic', 'hybrid'],
+    modes,
     embeddings: ['glove-100d'],
     primaryMetric: 'ndcg@10',
     cacheDir,
@@ -118,6 +120,10 @@ async function child(dataset: string, cacheDir: string): Promise<void> {
   peakAtStage.push({ stage: 'end', seconds: Math.round((performance.now() - t0) / 1000), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) });
   const chunkings = (result.manifest.chunking as { chunkings: { key: string; chunks: number }[] }).chunkings;
   const kw = result.configs.find((c) => c.config.id === 'none.keyword.k10');
+  // Per ranking unit (one row at k 10 stands for it): index build seconds and the 300 queries' seconds.
+  const units = result.configs
+    .filter((c) => c.config.id.endsWith('.k10') && !c.config.id.includes('.hybrid'))
+    .map((c) => ({ unit: c.config.id.slice(0, -'.k10'.length), build_seconds: c.buildSeconds, query_seconds: (c.meanQueryMs * c.questions) / 1000 }));
   const out: SizeResult = {
     documents: (result.manifest.dataset as { docs: number }).docs,
     seconds: timings,
@@ -126,6 +132,7 @@ async function child(dataset: string, cacheDir: string): Promise<void> {
     rows: result.configs.length,
     ndcg10_keyword_none: kw?.means['ndcg@10'] ?? null,
     peak_rss_at_stage_start: peakAtStage,
+    units,
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
@@ -139,11 +146,12 @@ async function main(): Promise<void> {
     .option('--bm25 <engines>', 'BM25 engines to time on each corpus (ours,wink,minisearch; none to skip)')
     .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
     .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
+    .option('--modes <list>', 'modes of the grid (a subset, for diagnosis)', 'keyword,semantic,hybrid')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder');
   program.parse();
-  const o = program.opts<{ out: string; sizes: string; keep?: boolean; corporaOnly?: boolean; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
-  if (o.child) return child(o.child, o.cache!);
+  const o = program.opts<{ out: string; sizes: string; keep?: boolean; corporaOnly?: boolean; modes: string; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
+  if (o.child) return child(o.child, o.cache!, o.modes.split(','));
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
     process.exitCode = 1;
@@ -160,7 +168,7 @@ async function main(): Promise<void> {
     if (o.corporaOnly) continue;
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes], {
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
       maxBuffer: 1 << 26,

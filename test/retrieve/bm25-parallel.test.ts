@@ -111,6 +111,15 @@ describe('buildKeywordIndexParallel builds the one-thread index', () => {
     expect(layout(bulk)).toEqual(layout(buildKeywordIndex(chunks.slice(40))));
   });
 
+  it('forward lists denser than the reserve (one posting per 8 characters) grow and give the same index', async () => {
+    // 600 chunks of 12 distinct two-character terms: 12 postings per 36 characters, 3 times the reserve's density.
+    const chunks = Array.from({ length: 600 }, (_, i) => chunk(`d${i}`, Array.from({ length: 12 }, (_, j) => `${'abcdefghijklmnopqrstuvwxyz'[(i + j) % 26]}${j}`).join(' ')));
+    const one = buildKeywordIndex(chunks);
+    expect((layout(one).postDoc as number[]).length).toBe(600 * 12);
+    expect(600 * 12).toBeGreaterThan(chunks.reduce((n, c) => n + c.text.length, 0) / 8);
+    expect(layout(await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 2000, inProcessChars: 0 }))).toEqual(layout(one));
+  });
+
   it('reports progress per merged batch, ending at (chunks, chunks)', async () => {
     const chunks = Array.from({ length: 30 }, (_, i) => chunk(`c${i}`, `pump seal ${i}`));
     const seen: [number, number][] = [];
