@@ -1,0 +1,542 @@
+/**
+ * Keyword retrieval: Okapi BM25 over chunks. Served by a compact index of ours (typed-array postings, a score
+ * accumulator and a bounded top-k heap); wink-bm25-text-search 3.1.2 is the reference it is proven equal to
+ * (test/retrieve/bm25-parity.test.ts: SciFact and TREC-DL, every ranking identical, scores equal) and stays available
+ * as {@link buildWinkKeywordIndex}, with its quirks absorbed here.
+ *
+ * Formula (wink's `consolidate()`; the same as Lucene's BM25Similarity before Lucene 8 dropped the `(k1 + 1)` factor):
+ *
+ *   score(q, d) = Σ_{t ∈ q, t in the vocabulary} round9( idf(t) · tf(t,d)·(k1 + 1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl)) )
+ *   idf(t)      = ln( 1 + (N − n(t) + 0.5) / (n(t) + 0.5) )
+ *
+ * N = number of chunks, n(t) = chunks containing term t, tf = occurrences of t in the chunk, |d| = the chunk's number
+ * of terms (after {@link keywordTokens}: stop words removed, compounds count their joined form), avgdl = mean |d|.
+ * A query term that occurs twice in the query counts twice. idf is always > 0, so every chunk sharing a term with the
+ * query gets a positive score. `round9` rounds each term's contribution to 9 decimals (see quirk 5).
+ *
+ * Engines (all three compute the formula above with the same floating-point operations in the same order, so their
+ * scores are equal to the last bit, not merely close):
+ * - {@link buildKeywordIndex} = {@link buildCompactBm25Index}: the serving index, any number of chunks.
+ * - {@link buildWinkKeywordIndex}: wink-bm25-text-search itself behind the adapter below (the reference; ≥ 3 chunks,
+ *   fewer go to the exact engine, quirk 2).
+ * - {@link buildExactBm25Index}: a plain Map-based evaluation of the formula (the brute-force oracle of the property
+ *   tests and wink's stand-in for 0–2 chunks).
+ *
+ * wink quirks and what the wink adapter does about each (each has a test named after it in
+ * test/retrieve/bm25.test.ts, run against the wink adapter and the compact index alike):
+ * 1. Without prep tasks wink indexes the characters of the text, not words → we define one prep task,
+ *    {@link keywordTokens}, used for documents and queries.
+ * 2. `consolidate()` throws for fewer than 3 documents → collections of 0, 1 or 2 chunks are scored by
+ *    {@link buildExactBm25Index}, which evaluates exactly the formula above in our code (no padding documents, which
+ *    would change N and avgdl). A test checks that both engines agree on a 3-chunk collection. The compact index has
+ *    no such limit.
+ * 3. `search(q, 0)` silently means 10 → we never pass the caller's k: we ask wink for every match (limit = N), re-rank,
+ *    then cut to k. k = 0 returns `[]`; k larger than the collection returns all matches.
+ * 4. Tied scores come out in object-key order (insertion order of wink's internal ids), and wink cuts to `limit`
+ *    before we could re-rank → we take all matches and order them with `rankByRule` (score desc, then id desc), so
+ *    ties are broken by the project rule even at the k boundary.
+ * 5. Term contributions are rounded with `toFixed(precision)`, precision 4 by default (`consolidate()` accepts 4..9)
+ *    → we pass 9, the most wink allows; scores carry 9 decimals, so rounding makes ties only below 5e-10.
+ * 6. `defineConfig` silently replaces an out-of-range `b` (outside [0, 1]) or `k1` (< 0) by its defaults → we
+ *    validate first and throw `HarnessError('CONFIG_INVALID')`; k1/b are always passed explicitly in `bm25Params`.
+ */
+import { createRequire } from 'node:module';
+import { HarnessError } from './src/errors.js';
+import type { Chunk, Hit } from './src/types.js';
+import { compareCodePoints, rankByRule, TIE_RULE } from './src/retrieve/rank.js';
+import { KEYWORD_ANALYSER, keywordTokens } from './tmp-old-tokenize.js';
+
+const require = createRequire(import.meta.url);
+
+/** The subset of wink-bm25-text-search's API used here. */
+interface WinkBm25 {
+  defineConfig(cfg: { fldWeights: Record<string, number>; bm25Params: { k1: number; b: number; k: number } }): boolean;
+  definePrepTasks(tasks: ((input: string) => string[])[], field?: string): number;
+  addDoc(doc: Record<string, string>, id: string): number;
+  consolidate(precision?: number): boolean;
+  search(text: string, limit?: number): [string, number][];
+}
+const winkBm25 = require('wink-bm25-text-search') as () => WinkBm25;
+const WINK_VERSION = (require('wink-bm25-text-search/package.json') as { version: string }).version;
+
+/** BM25 parameters. */
+export interface Bm25Params {
+  /** Term-frequency saturation, ≥ 0. Default 1.2 (wink's default, also Lucene's and Robertson et al.'s usual value). */
+  k1: number;
+  /** Length normalisation, in [0, 1]. Default 0.75 (wink's and Lucene's default). */
+  b: number;
+}
+
+/** Defaults: wink-bm25-text-search's own `k1 = 1.2`, `b = 0.75` (the values Lucene also uses). */
+export const DEFAULT_BM25_PARAMS: Readonly<Bm25Params> = Object.freeze({ k1: 1.2, b: 0.75 });
+
+/** Decimals each term contribution is rounded to (the maximum wink's `consolidate()` accepts). */
+export const BM25_PRECISION = 9;
+
+/** The idf formula, for manifests. */
+export const BM25_IDF = 'ln(1 + (N - n + 0.5) / (n + 0.5))';
+
+/** A built keyword index over chunks. */
+export interface KeywordIndex {
+  /** Number of indexed chunks. */
+  readonly size: number;
+  /**
+   * The effective parameters, for manifests: `k1`, `b`, plus `idf` (formula), `precision` (decimals per term),
+   * `engine` ({@link COMPACT_ENGINE} for {@link buildKeywordIndex}; `wink-bm25-text-search <version>` or
+   * `exact (fewer than 3 chunks)` for the reference engines), `analyser`, `tieRule`.
+   */
+  readonly params: Bm25Params & Record<string, unknown>;
+  /**
+   * The top `k` chunks for `query` (k an integer ≥ 0), ordered by `rankByRule`; only chunks that share at least one
+   * term with the query (scores > 0). Returns `[]` when no query term is in the index (including empty and stop-word
+   * queries). Throws `HarnessError('CONFIG_INVALID')` when k is not an integer ≥ 0.
+   */
+  search(query: string, k: number): Hit[];
+  /** `queries.map((q) => search(q, k))`: one list per query, in order; same errors as {@link search}. */
+  searchBatch(queries: readonly string[], k: number): Hit[][];
+}
+
+/** Validates and fills in BM25 parameters; throws `HarnessError('CONFIG_INVALID')` naming the bad value. */
+function resolveParams(params: Partial<Bm25Params> | undefined): Bm25Params {
+  const k1 = params?.k1 ?? DEFAULT_BM25_PARAMS.k1;
+  const b = params?.b ?? DEFAULT_BM25_PARAMS.b;
+  if (typeof k1 !== 'number' || !Number.isFinite(k1) || k1 < 0) {
+    throw new HarnessError('CONFIG_INVALID', `bm25.k1 (${String(k1)}) must be a finite number >= 0`, {
+      location: { path: 'bm25.k1' },
+      remedy: 'use a value such as 1.2 (the default) or 0.9',
+    });
+  }
+  if (typeof b !== 'number' || !Number.isFinite(b) || b < 0 || b > 1) {
+    throw new HarnessError('CONFIG_INVALID', `bm25.b (${String(b)}) must be a number in [0, 1]`, {
+      location: { path: 'bm25.b' },
+      remedy: 'use a value such as 0.75 (the default) or 0.4',
+    });
+  }
+  return { k1, b };
+}
+
+function checkK(k: number): void {
+  if (!Number.isInteger(k) || k < 0) {
+    throw new HarnessError('CONFIG_INVALID', `top-k (${String(k)}) must be an integer >= 0`, {
+      location: { path: 'k' },
+      remedy: 'use a whole number such as 5 or 10',
+    });
+  }
+}
+
+function checkUniqueIds(chunks: readonly Chunk[]): void {
+  const seen = new Set<string>();
+  for (const c of chunks) {
+    if (seen.has(c.id)) throw new Error(`buildKeywordIndex: duplicate chunk id ${JSON.stringify(c.id)}`);
+    seen.add(c.id);
+  }
+}
+
+/** Rounds a term contribution the way wink's `consolidate()` does (`+x.toFixed(precision)`). */
+function roundTerm(x: number): number {
+  return Math.sign(x) * Number(Math.abs(x).toFixed(BM25_PRECISION));
+}
+
+/**
+ * BM25 evaluated directly in our code with exactly the formula and rounding in this module's header (the engine for
+ * collections too small for wink, quirk 2). Works for any number of chunks; exported so tests can compare it with
+ * the wink engine. Same contract as {@link buildKeywordIndex}.
+ */
+export function buildExactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
+  const { k1, b } = resolveParams(params);
+  checkUniqueIds(chunks);
+  const n = chunks.length;
+  const tfs: Map<string, number>[] = [];
+  const lengths: number[] = [];
+  const postings = new Map<string, number[]>();
+  let total = 0;
+  chunks.forEach((chunk, i) => {
+    const terms = keywordTokens(chunk.text);
+    total += terms.length;
+    lengths.push(terms.length);
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    tfs.push(tf);
+    for (const t of tf.keys()) {
+      const list = postings.get(t);
+      if (list) list.push(i);
+      else postings.set(t, [i]);
+    }
+  });
+  const avgdl = n === 0 ? 0 : total / n;
+  // weight[t][doc] = the rounded contribution of term t to doc, as wink stores it after consolidate().
+  const weights = new Map<string, Map<number, number>>();
+  for (const [t, docs] of postings) {
+    const idf = Math.log((n - docs.length + 0.5) / (docs.length + 0.5) + 1);
+    const w = new Map<number, number>();
+    for (const d of docs) {
+      const tf = tfs[d].get(t) ?? 0;
+      const norm = 1 - b + b * (lengths[d] / avgdl);
+      w.set(d, roundTerm(((tf * (k1 + 1)) / (k1 * norm + tf)) * idf));
+    }
+    weights.set(t, w);
+  }
+  return {
+    size: n,
+    params: { k1, b, idf: BM25_IDF, precision: BM25_PRECISION, engine: 'exact (fewer than 3 chunks)', analyser: KEYWORD_ANALYSER, tieRule: TIE_RULE },
+    search(query: string, k: number): Hit[] {
+      checkK(k);
+      if (k === 0) return [];
+      const scores = new Map<number, number>();
+      for (const t of keywordTokens(query)) {
+        const w = weights.get(t);
+        if (!w) continue;
+        for (const [d, v] of w) scores.set(d, v + (scores.get(d) ?? 0));
+      }
+      const hits: Hit[] = [...scores].map(([d, score]) => ({ id: chunks[d].id, score }));
+      return rankByRule(hits, k);
+    },
+    searchBatch(queries: readonly string[], k: number): Hit[][] {
+      return queries.map((q) => this.search(q, k));
+    },
+  };
+}
+
+/**
+ * The reference engine: a BM25 index over `chunks` through wink-bm25-text-search itself (the quirks of this module's
+ * header absorbed), for the equality tests and the bench; the sweep serves from {@link buildKeywordIndex}. Collections
+ * of ≥ 3 chunks go through wink; 0–2 chunks through {@link buildExactBm25Index} (same formula, same rounding).
+ * Holds wink's whole object graph (an object per chunk with a term → weight object, about 1 KB a chunk) for as long
+ * as the index lives, and sorts every match on each search.
+ *
+ * Same contract as {@link buildKeywordIndex}. Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for
+ * k1 < 0 or b outside [0, 1] (or non-finite), and a plain `Error` (a bug upstream) for duplicate chunk ids.
+ */
+export function buildWinkKeywordIndex(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
+  if (chunks.length < 3) return buildExactBm25Index(chunks, params);
+  const { k1, b } = resolveParams(params);
+  checkUniqueIds(chunks);
+  const engine = winkBm25();
+  engine.defineConfig({ fldWeights: { body: 1 }, bm25Params: { k1, b, k: 1 } });
+  engine.definePrepTasks([keywordTokens]);
+  // wink's ids are our array positions: plain, collision-free keys; mapped back to chunk ids on the way out.
+  chunks.forEach((chunk, i) => engine.addDoc({ body: chunk.text }, String(i)));
+  engine.consolidate(BM25_PRECISION);
+  const n = chunks.length;
+  return {
+    size: n,
+    params: { k1, b, idf: BM25_IDF, precision: BM25_PRECISION, engine: `wink-bm25-text-search ${WINK_VERSION}`, analyser: KEYWORD_ANALYSER, tieRule: TIE_RULE },
+    search(query: string, k: number): Hit[] {
+      checkK(k);
+      if (k === 0) return [];
+      // limit = n: every match (quirk 3), sorted by score descending. Keep the first k plus the rest of the tie
+      // group at the k-th score, so that rankByRule sees whole tie groups (quirk 4).
+      const raw = engine.search(query, n);
+      let cut = Math.min(k, raw.length);
+      if (cut > 0) while (cut < raw.length && raw[cut][1] === raw[k - 1][1]) cut++;
+      const hits: Hit[] = raw.slice(0, cut).map(([i, score]) => ({ id: chunks[Number(i)].id, score }));
+      return rankByRule(hits, k);
+    },
+    searchBatch(queries: readonly string[], k: number): Hit[][] {
+      return queries.map((q) => this.search(q, k));
+    },
+  };
+}
+
+/** `params.engine` of the compact serving index. */
+export const COMPACT_ENGINE = `compact typed-array BM25 (formula and rounding of wink-bm25-text-search ${WINK_VERSION})`;
+
+/** 10^BM25_PRECISION. */
+const SCALE = 1e9;
+
+/**
+ * `Number(x.toFixed(9))` for a finite x ≥ 0, the rounding wink's `consolidate()` applies to each term contribution,
+ * without `toFixed`'s string round trip where that is provably the same:
+ * `toFixed(9)` picks the integer n nearest to the exact x·10⁹ (ties up) and the string `n / 10⁹` converts back to the
+ * double nearest n / 10⁹. The computed y = fl(x·10⁹) is off by at most half an ulp: ≤ 2^-18 below 2^35 (x < 34), ≤ 2^-10
+ * below 2^43. When y is farther than that from a half-integer (we ask for 3·10⁻⁵, resp. 0.01), `Math.round(y)` is that
+ * n, and `n / 1e9` (two exact doubles, one correctly rounded division) is that nearest double. Every other x (about
+ * 6 in 100,000 of the first kind) goes through `toFixed` itself.
+ */
+export function roundTerm9(x: number): number {
+  const y = x * SCALE;
+  const n = Math.round(y);
+  const d = y < 0 ? 1 : Math.abs(y - n);
+  if (y < 3.4e10 ? d < 0.49997 : d < 0.49 && y < 8.796093022208e12) return n / SCALE;
+  return Number(x.toFixed(BM25_PRECISION));
+}
+
+/** Entries per block of a {@link BlockList}. */
+const BLOCK_BITS = 20;
+const BLOCK = 1 << BLOCK_BITS;
+const BLOCK_MASK = BLOCK - 1;
+
+/**
+ * An append-only list of small integers in fixed blocks of 2^20 entries (int32: 4 MB, uint8: 1 MB): grows without
+ * doubling copies (build-time scratch).
+ */
+class BlockList<A extends Int32Array | Uint8Array> {
+  readonly blocks: A[] = [];
+  length = 0;
+  constructor(private readonly make: (n: number) => A) {}
+  push(v: number): void {
+    const off = this.length & BLOCK_MASK;
+    if (off === 0) this.blocks.push(this.make(BLOCK));
+    this.blocks[this.blocks.length - 1][off] = v;
+    this.length++;
+  }
+  get(i: number): number {
+    return this.blocks[i >>> BLOCK_BITS][i & BLOCK_MASK];
+  }
+  set(i: number, v: number): void {
+    this.blocks[i >>> BLOCK_BITS][i & BLOCK_MASK] = v;
+  }
+}
+
+/** A growable Int32Array indexed by term id (vocabulary-sized build scratch). */
+function grow(a: Int32Array, need: number): Int32Array {
+  if (need <= a.length) return a;
+  const b = new Int32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+/** Postings beyond this do not fit the int32 offsets (about 2.1 billion: some 20 million chunks of 100 distinct terms). */
+const MAX_POSTINGS = 0x7fffffff;
+
+/** A term frequency of at least this is stored in a side map, the uint8 slot holding this value as a marker. */
+const TF_ESCAPE = 255;
+
+/**
+ * Builds the BM25 serving index over `chunks` (their `text`, analysed by {@link keywordTokens}) with the formula and
+ * rounding in this module's header, evaluated with the same floating-point operations in the same order as wink's
+ * `consolidate()` and `search()`, so scores are equal to wink's to the last bit (proven on SciFact and TREC-DL by
+ * test/retrieve/bm25-parity.test.ts, and against {@link buildExactBm25Index} by property tests). Any number of chunks,
+ * 0 included. `params` default to {@link DEFAULT_BM25_PARAMS}.
+ *
+ * Layout (5 bytes a posting): a `Map` term → term id; postings in CSR form by term id (`Int32Array` offsets,
+ * `Int32Array` chunk positions in ascending order, `Uint8Array` term frequencies, those ≥ 255 in a side map); per
+ * term its idf (`Float64Array`), per chunk k1·(1 − b + b·|d|/avgdl) (`Float64Array`); the chunk id strings held once
+ * (the caller's strings, not copies; the chunk texts are not kept). The rounded term contribution of wink's
+ * `consolidate()` is recomputed from these at query time, with the same operations, so it is the same double wink
+ * stores, at a third of the memory of storing it (12 bytes a posting). Search scratch: a `Float64Array`
+ * accumulator, a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
+ * Build: one analysis pass writes a forward list (term id, tf) per chunk in blocks (5 bytes a posting); a counting
+ * pass scatters it into the postings and drops it: peak ≈ 10 bytes a posting plus the dictionary. wink is not
+ * involved (its object graph is never built): equality with wink is the tests' business.
+ *
+ * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
+ * as wink sums them), then keeps the best k of the touched chunks in a bounded heap ordered by the one rule (score
+ * descending, then id descending in code point order) and returns them in that order: O(postings read + m log k) for
+ * m matching chunks.
+ *
+ * Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for k1 < 0 or b outside [0, 1] (or non-finite),
+ * and a plain `Error` for duplicate chunk ids (a bug upstream) or more than 2^31 − 1 postings.
+ */
+export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
+  const { k1, b } = resolveParams(params);
+  checkUniqueIds(chunks);
+  const n = chunks.length;
+  const ids: string[] = new Array<string>(n);
+  const dict = new Map<string, number>();
+  // Pass 1: analyse each chunk once; forward list of (term id, tf) per chunk, df and length per chunk.
+  const fwdTerm = new BlockList((m) => new Int32Array(m));
+  const fwdTf = new BlockList((m) => new Uint8Array(m));
+  const fwdBigTf = new Map<number, number>();
+  const docStart = new Int32Array(n + 1);
+  const lengths = new Int32Array(n);
+  let df: Int32Array = new Int32Array(1024);
+  let lastDoc: Int32Array = new Int32Array(1024).fill(-1);
+  let slot: Int32Array = new Int32Array(1024);
+  let total = 0;
+  for (let d = 0; d < n; d++) {
+    const chunk = chunks[d];
+    ids[d] = chunk.id;
+    docStart[d] = fwdTerm.length;
+    const terms = keywordTokens(chunk.text);
+    lengths[d] = terms.length;
+    total += terms.length;
+    for (const term of terms) {
+      let t = dict.get(term);
+      if (t === undefined) {
+        t = dict.size;
+        dict.set(term, t);
+        if (t >= df.length) {
+          df = grow(df, t + 1);
+          slot = grow(slot, t + 1);
+          const before = lastDoc.length;
+          lastDoc = grow(lastDoc, t + 1);
+          lastDoc.fill(-1, before);
+        }
+      }
+      if (lastDoc[t] !== d) {
+        if (fwdTerm.length >= MAX_POSTINGS) {
+          throw new Error(`buildKeywordIndex: more than ${MAX_POSTINGS} postings (${n} chunks); split the collection`);
+        }
+        lastDoc[t] = d;
+        slot[t] = fwdTerm.length;
+        fwdTerm.push(t);
+        fwdTf.push(1);
+        df[t]++;
+      } else {
+        const e = slot[t];
+        const tf = fwdTf.get(e);
+        if (tf < TF_ESCAPE - 1) fwdTf.set(e, tf + 1);
+        else if (tf === TF_ESCAPE - 1) {
+          fwdTf.set(e, TF_ESCAPE);
+          fwdBigTf.set(e, TF_ESCAPE);
+        } else fwdBigTf.set(e, (fwdBigTf.get(e) ?? 0) + 1);
+      }
+    }
+  }
+  docStart[n] = fwdTerm.length;
+  const vocab = dict.size;
+  const postings = fwdTerm.length;
+  // Pass 2: scatter the forward list into CSR postings, chunk positions ascending within a term (wink's order).
+  const offsets = new Int32Array(vocab + 1);
+  for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
+  const cursor = offsets.slice(0, vocab);
+  const postDoc = new Int32Array(postings);
+  const postTf = new Uint8Array(postings);
+  const bigTf = new Map<number, number>();
+  for (let d = 0; d < n; d++) {
+    for (let e = docStart[d], end = docStart[d + 1]; e < end; e++) {
+      const p = cursor[fwdTerm.get(e)]++;
+      postDoc[p] = d;
+      const tf = fwdTf.get(e);
+      postTf[p] = tf;
+      if (tf === TF_ESCAPE) bigTf.set(p, fwdBigTf.get(e) as number);
+    }
+  }
+  fwdTerm.blocks.length = 0;
+  fwdTf.blocks.length = 0;
+  // As wink's consolidate(): idf per term (k = 1), normalisation per chunk.
+  const idf = new Float64Array(vocab);
+  for (let t = 0; t < vocab; t++) idf[t] = Math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1);
+  const avgdl = total / n;
+  const k1norm = new Float64Array(n);
+  for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
+  return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, k1 + 1, {
+    k1,
+    b,
+    idf: BM25_IDF,
+    precision: BM25_PRECISION,
+    engine: COMPACT_ENGINE,
+    analyser: KEYWORD_ANALYSER,
+    tieRule: TIE_RULE,
+  });
+}
+
+/** The compact serving index (see {@link buildCompactBm25Index}). */
+class CompactBm25 implements KeywordIndex {
+  readonly size: number;
+  private readonly acc: Float64Array;
+  private readonly seen: Uint8Array;
+  private readonly touched: Int32Array;
+
+  constructor(
+    private readonly ids: readonly string[],
+    private readonly dict: ReadonlyMap<string, number>,
+    private readonly offsets: Int32Array,
+    private readonly postDoc: Int32Array,
+    private readonly postTf: Uint8Array,
+    private readonly bigTf: ReadonlyMap<number, number>,
+    private readonly idf: Float64Array,
+    private readonly k1norm: Float64Array,
+    private readonly k1p1: number,
+    readonly params: Bm25Params & Record<string, unknown>,
+  ) {
+    this.size = ids.length;
+    this.acc = new Float64Array(this.size);
+    this.seen = new Uint8Array(this.size);
+    this.touched = new Int32Array(this.size);
+  }
+
+  search(query: string, k: number): Hit[] {
+    checkK(k);
+    if (k === 0) return [];
+    const { acc, seen, touched, offsets, postDoc, postTf, k1norm, k1p1 } = this;
+    let m = 0;
+    for (const term of keywordTokens(query)) {
+      const t = this.dict.get(term);
+      if (t === undefined) continue;
+      const idf = this.idf[t];
+      for (let p = offsets[t], end = offsets[t + 1]; p < end; p++) {
+        const d = postDoc[p];
+        let tf = postTf[p];
+        if (tf === TF_ESCAPE) tf = this.bigTf.get(p) as number;
+        // wink's consolidate(): Math.sign(freq) * (Math.abs(freq (k1 + 1) / (k1 norm + freq)) * idf).toFixed(9)
+        const w = roundTerm9(Math.abs((tf * k1p1) / (k1norm[d] + tf)) * idf);
+        if (seen[d] === 0) {
+          seen[d] = 1;
+          touched[m++] = d;
+          acc[d] = w + 0; // wink's search(): freq[t] + (results[id] || 0)
+        } else {
+          acc[d] = w + acc[d];
+        }
+      }
+    }
+    const top = this.select(m, k);
+    const hits: Hit[] = new Array<Hit>(top.length);
+    for (let i = 0; i < top.length; i++) hits[i] = { id: this.ids[top[i]], score: acc[top[i]] };
+    for (let i = 0; i < m; i++) seen[touched[i]] = 0;
+    return hits;
+  }
+
+  searchBatch(queries: readonly string[], k: number): Hit[][] {
+    checkK(k);
+    return queries.map((q) => this.search(q, k));
+  }
+
+  /** True when chunk `a` ranks before chunk `c` by the one rule (score desc, then id desc in code point order). */
+  private before(a: number, c: number): boolean {
+    const sa = this.acc[a];
+    const sc = this.acc[c];
+    if (sa !== sc) return sa > sc;
+    return compareCodePoints(this.ids[a], this.ids[c]) > 0;
+  }
+
+  /** The best `min(k, m)` of the `m` touched chunks, best first. */
+  private select(m: number, k: number): number[] {
+    const { touched } = this;
+    const cmp = (a: number, c: number): number => (a === c ? 0 : this.before(a, c) ? -1 : 1);
+    if (m <= k) return Array.from(touched.subarray(0, m)).sort(cmp);
+    // Bounded heap of size k, the worst kept chunk at the root.
+    const heap = new Int32Array(k);
+    let size = 0;
+    for (let i = 0; i < m; i++) {
+      const d = touched[i];
+      if (size < k) {
+        let j = size++;
+        while (j > 0) {
+          const parent = (j - 1) >> 1;
+          if (!this.before(heap[parent], d)) break;
+          heap[j] = heap[parent];
+          j = parent;
+        }
+        heap[j] = d;
+      } else if (this.before(d, heap[0])) {
+        let j = 0;
+        for (;;) {
+          const l = 2 * j + 1;
+          if (l >= k) break;
+          const r = l + 1;
+          const worse = r < k && this.before(heap[l], heap[r]) ? r : l;
+          if (!this.before(d, heap[worse])) break;
+          heap[j] = heap[worse];
+          j = worse;
+        }
+        heap[j] = d;
+      }
+    }
+    return Array.from(heap).sort(cmp);
+  }
+}
+
+/**
+ * Builds the BM25 index the sweep serves keyword rows from: {@link buildCompactBm25Index} (see there for the layout,
+ * memory and costs). Its rankings and scores are those of wink-bm25-text-search through the same analyser
+ * ({@link buildWinkKeywordIndex}, the reference). `params` default to {@link DEFAULT_BM25_PARAMS}; `index.params`
+ * records them with `engine` = {@link COMPACT_ENGINE}.
+ *
+ * Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for k1 < 0 or b outside [0, 1] (or non-finite),
+ * and a plain `Error` (a bug upstream) for duplicate chunk ids.
+ */
+export function buildKeywordIndex(chunks: readonly Chunk[], params?: Partial<Bm25Params>): KeywordIndex {
+  return buildCompactBm25Index(chunks, params);
+}

@@ -1,0 +1,115 @@
+/**
+ * The keyword (BM25) analyser: text → index terms. Used for documents and queries alike, so both sides always agree.
+ *
+ * Pipeline, in order (deterministic; no locale-dependent steps, no global state):
+ * 1. Unicode NFKC (`ﬁ` → `fi`, full-width digits → ASCII digits, `²` → `2`), then `toLowerCase()`.
+ * 2. Diacritics are folded on Latin letters only (`café` → `cafe`): NFD, drop combining marks that follow a
+ *    Latin-script letter, NFC. Marks of other scripts (Devanagari vowel signs, ...) are kept.
+ * 3. Curly apostrophes (`’ ‘ ʼ`) become `'`.
+ * 4. A *word* is a run of letters/digits (`\p{L}\p{N}`), optionally with inner apostrophes (`don't`). A *compound* is
+ *    words joined by single connectors `-`, `_`, `.`, `/` with no whitespace (`LMP-204`, `e.g`, `x86_64`, `km/h`).
+ *    Everything else (whitespace, other punctuation, symbols) separates tokens.
+ * 5. Each word of a compound is emitted as its own term, and a compound of ≥ 2 words also emits the joined form, after
+ *    its parts: `LMP-204` → `lmp`, `204`, `lmp204`. So the query `LMP-204` prefers the LMP-204 document over LMP-205
+ *    (two extra matching terms), the fragment query `204` still matches, and `lmp-205` finds LMP-205 (field case B03).
+ *    The joined form is emitted even when some parts are stop words (`state-of-the-art` → …, `stateoftheart`).
+ * 6. Stop words are dropped (checked before and after apostrophe stripping). The list is wink-nlp-utils 2.1.0
+ *    `src/dictionaries/stop_words.json`: 153 words, the classic Snowball English stop list (`i`, `me`, … `would`,
+ *    `ought`, contractions such as `it's`, `let's`, … `very`) without its negations (`no`, `nor`, `not`, `isn't`,
+ *    `can't`, `cannot`, …), so negations stay searchable. See {@link STOP_WORDS}.
+ * 7. Apostrophes: a trailing `'s` is removed, then the remaining apostrophes (`don't` → `dont`, `o'neill` → `oneill`).
+ * 8. Terms made only of the letters a–z are stemmed with the Porter2 (Snowball English) stemmer of
+ *    wink-porter2-stemmer 2.0.1 (`hours` → `hour`, `bearing` → `bear`). Terms with digits or other scripts are kept as
+ *    they are (`204`, `x86`, `lmp204`).
+ *
+ * Limits: no word segmentation for scripts written without spaces (a run of CJK characters is one term); numbers with
+ * separators split at the separator (`3.14` → `3`, `14`, `314`; `1,000` → `1`, `000`).
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** Porter2 stemmer: lower-case word → stem. */
+const porter2 = require('wink-porter2-stemmer') as (word: string) => string;
+
+/**
+ * The English stop words removed by {@link keywordTokens}: wink-nlp-utils 2.1.0 `src/dictionaries/stop_words.json`,
+ * lower case, some with apostrophes (`it's`).
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  require('wink-nlp-utils/src/dictionaries/stop_words.json') as string[],
+);
+
+/** Version tag of the analyser, recorded in BM25 index params; change it whenever the pipeline above changes. */
+export const KEYWORD_ANALYSER =
+  'keywordTokens v1: NFKC, lower case, Latin diacritics folded, compounds split on - _ . / plus joined form, ' +
+  'wink-nlp-utils stop words, Porter2 (wink-porter2-stemmer) on a-z terms';
+
+const WORD = String.raw`[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*`;
+const COMPOUND = new RegExp(`${WORD}(?:[-_./]${WORD})*`, 'gu');
+const CONNECTOR = /[-_./]/u;
+const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
+const CURLY_APOSTROPHES = /[\u2019\u2018\u02BC]/gu;
+const ASCII_WORD = /^[a-z]+$/;
+
+/** Lower-cased, folded text ready for term extraction (steps 1–3). */
+function normalise(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(LATIN_MARKS, '$1')
+    .normalize('NFC')
+    .replace(CURLY_APOSTROPHES, "'");
+}
+
+/** Apostrophe stripping (step 7). */
+function stripApostrophes(word: string): string {
+  if (!word.includes("'")) return word;
+  return word.replace(/'s$/u, '').replace(/'/gu, '');
+}
+
+/** Distinct words remembered by the stem memo before it is cleared (bounds memory). */
+const STEM_MEMO_LIMIT = 200_000;
+/** Porter2 costs about 4 µs a word; a corpus repeats its words, so stems are memoised (the stemmer is pure). */
+const stemMemo = new Map<string, string>();
+
+/** Stemming (step 8). */
+function stemTerm(term: string): string {
+  if (!ASCII_WORD.test(term)) return term;
+  let stem = stemMemo.get(term);
+  if (stem === undefined) {
+    stem = porter2(term);
+    if (stemMemo.size >= STEM_MEMO_LIMIT) stemMemo.clear();
+    stemMemo.set(term, stem);
+  }
+  return stem;
+}
+
+/**
+ * Analyses `text` into BM25 index terms, in text order (a compound's parts, then its joined form). Repeated terms are
+ * kept (they are term frequencies). Returns `[]` for empty text or text made only of stop words and punctuation.
+ *
+ * Examples: `keywordTokens('Replace pump LMP-204 every 500 hours')` →
+ * `['replac', 'pump', 'lmp', '204', 'lmp204', 'everi', '500', 'hour']`; `keywordTokens('the')` → `[]`.
+ */
+export function keywordTokens(text: string): string[] {
+  const out: string[] = [];
+  const normal = normalise(text);
+  for (const match of normal.matchAll(COMPOUND)) {
+    const compound = match[0];
+    const parts = compound.split(CONNECTOR);
+    for (const part of parts) {
+      if (STOP_WORDS.has(part)) continue;
+      const bare = stripApostrophes(part);
+      if (bare === '' || STOP_WORDS.has(bare)) continue;
+      const stem = stemTerm(bare);
+      if (stem !== '') out.push(stem);
+    }
+    if (parts.length >= 2) {
+      const joined = stemTerm(parts.map(stripApostrophes).join(''));
+      if (joined !== '') out.push(joined);
+    }
+  }
+  return out;
+}
