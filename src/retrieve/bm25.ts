@@ -488,14 +488,16 @@ function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
  * stores, at a third of the memory of storing it (12 bytes a posting). Search scratch: a `Float64Array`
  * accumulator, a seen mask and a touched list (13 bytes a chunk), reused by every search (searches are synchronous).
  * Build: batches of chunks are analysed into forward lists (distinct terms with their frequencies, bm25-analyse.ts)
- * and merged in chunk order into forward lists of (term id, tf) in blocks (5 bytes a posting); a counting pass
- * scatters them into the postings and drops them: peak ≈ 10 bytes a posting plus the dictionary. wink is not
+ * and merged in chunk order into forward lists of (term id, tf) (5 bytes a posting, in one pair of arrays reserved
+ * at one posting per 8 characters of text, untouched pages costing address space only); a counting pass scatters
+ * them into the postings and drops them: peak ≈ 10 bytes a posting plus the dictionary (15 while a reserve that was
+ * too small is doubled). wink is not
  * involved (its object graph is never built): equality with wink is the tests' business.
  *
  * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
  * as wink sums them), then keeps the best k of the touched chunks in a bounded heap ordered by the one rule (score
  * descending, then id descending in code point order) and returns them in that order: O(postings read + m log k) for
- * m matching chunks.
+ * m matching chunks, plus O(query terms × chunks / 32,768) for the blocks ({@link SEARCH_BLOCK_DOCS}).
  *
  * Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for k1 < 0 or b outside [0, 1] (or non-finite),
  * and a plain `Error` for duplicate chunk ids (a bug upstream) or more than 2^31 − 1 postings.
@@ -547,9 +549,10 @@ export interface KeywordBuildOptions extends CompactLayoutOptions {
  * one-thread build's (forward lists ≈ 5 bytes a posting, then the postings) plus, per worker, its term table and
  * 3 slots of about 16 bytes per chunk and per forward-list entry of a batch.
  *
- * Rejects with what {@link buildCompactBm25Index} throws (before any worker starts), `signal.reason` when aborted, and
- * `HarnessError('CONFIG_INVALID')` when `threads` is not an integer ≥ 1; a worker's failure rejects with a plain
- * `Error` (a bug) carrying its stack.
+ * Rejects with what {@link buildCompactBm25Index} throws, `HarnessError('CONFIG_INVALID')` when `threads` is not an
+ * integer ≥ 1, and a plain `Error` for `searchBlockDocs` < 1, `batchChars` < 1 or `inProcessChars` < 0 (all before
+ * any work); with `signal.reason` when aborted, and what `onProgress` throws; a worker's failure rejects with a plain
+ * `Error` (a bug) carrying its stack. Workers are stopped and the abort listener removed however the build ends.
  */
 export async function buildKeywordIndexParallel(
   chunks: readonly Chunk[],
@@ -564,15 +567,21 @@ export async function buildKeywordIndexParallel(
       remedy: 'pass threads: 1 or 2',
     });
   }
+  const searchBlockDocs = searchBlockOf(options);
+  const batchChars = options.batchChars ?? KEYWORD_BATCH_CHARS;
+  const inProcessChars = options.inProcessChars ?? KEYWORD_IN_PROCESS_CHARS;
+  if (!(batchChars >= 1) || !(inProcessChars >= 0)) {
+    throw new Error(`buildKeywordIndexParallel: batchChars (${batchChars}) must be >= 1 and inProcessChars (${inProcessChars}) >= 0`);
+  }
   checkUniqueIds(chunks);
   const { signal, onProgress } = options;
   signal?.throwIfAborted();
-  const ranges = textBatches(chunks, options.batchChars ?? KEYWORD_BATCH_CHARS);
+  const ranges = textBatches(chunks, batchChars);
   const n = chunks.length;
   let chars = 0;
   for (const c of chunks) chars += c.text.length;
   const builder = new CompactBuilder(n, estimatePostings(chunks));
-  if (chars < (options.inProcessChars ?? KEYWORD_IN_PROCESS_CHARS) || threads === 1 || ranges.length < 2) {
+  if (chars < inProcessChars || threads === 1 || ranges.length < 2) {
     const table = createTermTable();
     for (const [from, to] of ranges) {
       signal?.throwIfAborted();
@@ -580,9 +589,11 @@ export async function buildKeywordIndexParallel(
       onProgress?.(builder.merged, n);
     }
     if (ranges.length === 0) onProgress?.(0, 0);
-    return builder.finish(chunks, k1, b, searchBlockOf(options));
+    return builder.finish(chunks, k1, b, searchBlockDocs);
   }
   const workers = Array.from({ length: Math.min(threads, ranges.length) }, () => startWorker('./bm25-worker', import.meta.url));
+  let failBuild: (e: unknown) => void = () => {};
+  const onAbort = (): void => failBuild(signal?.reason);
   try {
     await new Promise<void>((resolve, reject) => {
       // Each worker has SLOTS_PER_THREAD result slots in shared memory (bm25-worker.ts); a slot is given a new batch
@@ -609,7 +620,7 @@ export async function buildKeywordIndexParallel(
           }
         }
       };
-      const onAbort = (): void => fail(signal?.reason);
+      failBuild = fail;
       signal?.addEventListener('abort', onAbort, { once: true });
       workers.forEach((worker, w) => {
         worker.on('message', (m: AnalyseReply) => {
@@ -639,7 +650,6 @@ export async function buildKeywordIndexParallel(
           if (over) return;
           if (merged === ranges.length) {
             over = true;
-            signal?.removeEventListener('abort', onAbort);
             return resolve();
           }
           pump();
@@ -650,10 +660,11 @@ export async function buildKeywordIndexParallel(
       pump();
     });
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     for (const w of workers) w.removeAllListeners('exit');
     await Promise.all(workers.map((w) => w.terminate()));
   }
-  return builder.finish(chunks, k1, b, searchBlockOf(options));
+  return builder.finish(chunks, k1, b, searchBlockDocs);
 }
 
 /** Default analysis threads of {@link buildKeywordIndexParallel}: min(2, available CPUs). */

@@ -82,6 +82,14 @@ function stripApostrophes(word: string): string {
 
 /** Distinct words remembered by each memo below before it is cleared (bounds memory). */
 const MEMO_LIMIT = 200_000;
+
+/**
+ * `s` as a string of its own. A word matched in a text may be a V8 slice of that whole (lower-cased) text; kept as a
+ * memo key or value (or, through the returned term, a term-table key) it would keep the whole text alive.
+ */
+function detach(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
+}
 /** Porter2 costs about 4 µs a word; a corpus repeats its words, so stems are memoised (the stemmer is pure). */
 const stemMemo = new Map<string, string>();
 
@@ -89,9 +97,9 @@ const stemMemo = new Map<string, string>();
 function stemTerm(term: string): string {
   let stem = stemMemo.get(term);
   if (stem === undefined) {
-    stem = ASCII_WORD.test(term) ? porter2(term) : term;
+    stem = detach(ASCII_WORD.test(term) ? porter2(term) : term);
     if (stemMemo.size >= MEMO_LIMIT) stemMemo.clear();
-    stemMemo.set(term, stem);
+    stemMemo.set(detach(term), stem);
   }
   return stem;
 }
@@ -108,7 +116,7 @@ function wordTerm(word: string): string {
       if (bare !== '' && !STOP_WORDS.has(bare)) term = stemTerm(bare);
     }
     if (wordMemo.size >= MEMO_LIMIT) wordMemo.clear();
-    wordMemo.set(word, term);
+    wordMemo.set(detach(word), term);
   }
   return term;
 }

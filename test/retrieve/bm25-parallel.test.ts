@@ -4,6 +4,7 @@
  * ranks alike: same dictionary (term → id, in the same order), same postings, same term frequencies (including the
  * ones of 255 and more kept in a side map), same per-chunk normalisation. Checked on the internal arrays.
  */
+import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyseBatch, createTermTable } from '../../src/retrieve/bm25-analyse.js';
@@ -138,6 +139,24 @@ describe('buildKeywordIndexParallel builds the one-thread index', () => {
     const already = new AbortController();
     already.abort(reason);
     await expect(buildKeywordIndexParallel(chunks, {}, { signal: already.signal })).rejects.toBe(reason);
+  });
+
+  it('a build that fails (here onProgress throws) rejects with that error and leaves no abort listener behind', async () => {
+    const chunks = Array.from({ length: 200 }, (_, i) => chunk(`c${i}`, `pump seal ${i}`));
+    const ac = new AbortController();
+    const boom = new Error('progress failed');
+    const p = buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 20, inProcessChars: 0, signal: ac.signal, onProgress: () => { throw boom; } });
+    await expect(p).rejects.toBe(boom);
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('bad layout options are refused before any work (no progress reported)', async () => {
+    const chunks = Array.from({ length: 50 }, (_, i) => chunk(`c${i}`, `pump ${i}`));
+    const calls: number[] = [];
+    for (const bad of [{ searchBlockDocs: 0 }, { batchChars: 0 }, { batchChars: Number.NaN }, { inProcessChars: -1 }]) {
+      await expect(buildKeywordIndexParallel(chunks, {}, { threads: 2, inProcessChars: 0, ...bad, onProgress: (d) => calls.push(d) })).rejects.toThrow(/must be/);
+    }
+    expect(calls).toEqual([]);
   });
 
   it('threads must be an integer >= 1 (CONFIG_INVALID naming the value)', async () => {
