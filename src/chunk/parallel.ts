@@ -9,7 +9,6 @@
  * The worker is `worker.ts` beside this file under tsx or vitest (started with `--import <tsx loader>`), else the
  * compiled `worker.js`.
  */
-import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
@@ -30,7 +29,8 @@ export interface ParallelChunkOptions {
   /** Called after each batch with documents done so far and the total (0 ≤ doneDocs ≤ totalDocs), in order of
    *  completion; the last call is `(totalDocs, totalDocs)`. Must not throw. */
   onProgress?: (doneDocs: number, totalDocs: number) => void;
-  /** Aborts the work: pending batches are cancelled, the workers stopped, and the promise rejects with `signal.reason`. */
+  /** Aborts the work: no further batch starts, the batches in flight (at most one per thread) run out, their
+   *  progress is not reported, and the promise rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
    * `linear` (default) or `llamaindex` (LlamaIndex's SentenceSplitter, the reference; see `ChunkOptions`). For tests
@@ -56,7 +56,8 @@ export function defaultChunkThreads(): number {
 export interface ChunkPool {
   /** Worker threads (≥ 1). */
   readonly threads: number;
-  /** Runs one batch (internal task format of `worker.ts`). */
+  /** Runs one batch (internal task format of `worker.ts`); rejects with `signal.reason` when `signal` aborts (the
+   *  batch itself runs out on its worker, its result dropped). */
   run(task: ChunkTask, signal?: AbortSignal): Promise<ChunkTaskResult>;
   /** Stops the workers; pending tasks reject. */
   close(): Promise<void>;
@@ -77,9 +78,24 @@ export function createChunkPool(threads: number = defaultChunkThreads()): ChunkP
   const pool = new Piscina<ChunkTask, ChunkTaskResult>({ filename, execArgv, minThreads: threads, maxThreads: threads, idleTimeout: 1000 });
   return {
     threads,
-    run: (task, signal) => pool.run(task, signal === undefined ? {} : { signal }),
+    run: (task, signal) => runUnlessAborted(pool, task, signal),
     close: () => pool.destroy(),
   };
+}
+
+/**
+ * `pool.run(task)`, rejecting with `signal.reason` as soon as `signal` aborts. The signal is not handed to piscina
+ * (its abort of a running task can race the worker's reply into an uncaught error): an aborted task runs out on its
+ * worker and its result is dropped.
+ */
+function runUnlessAborted(pool: Piscina<ChunkTask, ChunkTaskResult>, task: ChunkTask, signal?: AbortSignal): Promise<ChunkTaskResult> {
+  if (signal === undefined) return pool.run(task);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    pool.run(task).then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Consecutive index ranges `[from, to)` of `docs`, each about `batchChars` characters (at least one document). */
@@ -138,27 +154,33 @@ async function runTasks(
     return results;
   }
   const pool = options.pool ?? createChunkPool(Math.min(threads, ranges.length));
-  // Piscina adds one abort listener per task: give it an internal signal sized for that, linked to the caller's.
-  const internal = new AbortController();
-  setMaxListeners(ranges.length + 10, internal.signal);
-  const forward = (): void => internal.abort(signal?.reason);
-  signal?.addEventListener('abort', forward, { once: true });
+  // At most pool.threads batches in flight, none queued inside piscina, and no signal handed to it: piscina's abort of
+  // a running task can race the worker's reply (it then emits 'error', an uncaught "Unexpected message from Worker").
+  // On abort or failure the loops stop taking batches and the in-flight ones (one batch per thread) run out.
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const aborted = (): boolean => signal?.aborted === true;
+  const loop = async (): Promise<void> => {
+    while (next < ranges.length && failure === undefined && !aborted()) {
+      const i = next++;
+      const [from, to] = ranges[i];
+      try {
+        results[i] = unwrap(await pool.run(make(from, to)));
+      } catch (e) {
+        failure ??= { error: e };
+        return;
+      }
+      done += to - from;
+      if (!aborted()) onProgress?.(done, docs.length);
+    }
+  };
   try {
-    await Promise.all(
-      ranges.map(async ([from, to], i) => {
-        const result = await pool.run(make(from, to), internal.signal);
-        results[i] = unwrap(result);
-        done += to - from;
-        onProgress?.(done, docs.length);
-      }),
-    );
-  } catch (e) {
-    if (signal?.aborted) throw signal.reason;
-    throw e;
+    await Promise.all(Array.from({ length: Math.min(pool.threads, ranges.length) }, loop));
   } finally {
-    signal?.removeEventListener('abort', forward);
     if (options.pool === undefined) await pool.close();
   }
+  if (aborted()) throw signal!.reason;
+  if (failure !== undefined) throw failure.error;
   return results;
 }
 

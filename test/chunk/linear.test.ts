@@ -133,15 +133,64 @@ describe('chunkDocumentsParallel', () => {
     );
   });
 
-  it('abort during the work: pending batches are cancelled and the promise rejects with the reason', async () => {
+  it('abort during the work: no batch starts after it, no progress after it, the promise rejects with the reason', async () => {
     const controller = new AbortController();
+    const progress: number[] = [];
+    const totalChars = docs.reduce((n, d) => n + d.text.length, 0);
     const run = chunkDocumentsParallel(docs, { size: 64, overlap: 0 }, {
       signal: controller.signal,
-      threads: 1,
+      threads: 2,
       batchChars: 5_000,
       inProcessChars: 0,
-      onProgress: () => controller.abort(new Error('aborted after the first batch')),
+      onProgress: (d) => {
+        progress.push(d);
+        controller.abort(new Error('aborted after the first batch'));
+      },
     });
     await expect(run).rejects.toThrow('aborted after the first batch');
+    // More than 2 batches exist, and the first completion aborts: exactly one progress call, before the end.
+    expect(totalChars).toBeGreaterThan(3 * 5_000);
+    expect(progress.length).toBe(1);
+    expect(progress[0]).toBeLessThan(docs.length);
+  });
+
+  it('abort on a shared pool: the pool stays usable and gives the same chunks afterwards (20 rounds)', async () => {
+    // The abort used to reach piscina, whose cancel of a running task could race the worker's reply into an
+    // uncaught "Unexpected message from Worker" error; now the signal never reaches piscina.
+    const pool = createChunkPool(2);
+    const spec = { size: 64, overlap: 0 };
+    try {
+      for (let round = 0; round < 20; round++) {
+        const controller = new AbortController();
+        const run = chunkDocumentsParallel(docs, spec, {
+          pool,
+          signal: controller.signal,
+          batchChars: 2_000,
+          inProcessChars: 0,
+          onProgress: () => controller.abort(new Error(`round ${round}`)),
+        });
+        await expect(run).rejects.toThrow(`round ${round}`);
+      }
+      expect(await chunkDocumentsParallel(docs, spec, { pool, batchChars: 30_000, inProcessChars: 0 })).toEqual(chunkDocuments(docs, spec));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('ChunkPool.run rejects with the reason as soon as its signal aborts', async () => {
+    const pool = createChunkPool(1);
+    try {
+      const controller = new AbortController();
+      const pending = pool.run({ docs, spec: { size: 64, overlap: 0 }, splitter: 'llamaindex', output: 'chunks' }, controller.signal);
+      controller.abort(new Error('cancelled by caller'));
+      await expect(pending).rejects.toThrow('cancelled by caller');
+      const already = new AbortController();
+      already.abort(new Error('already aborted'));
+      await expect(pool.run({ docs: docs.slice(0, 1), spec: { size: 64, overlap: 0 }, splitter: 'linear', output: 'chunks' }, already.signal)).rejects.toThrow(
+        'already aborted',
+      );
+    } finally {
+      await pool.close();
+    }
   });
 });
