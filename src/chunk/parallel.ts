@@ -13,6 +13,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
 import { workerStart } from '../worker-start.js';
+import { batchesByChars } from '../batches.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { chunkDocuments, defaultTokenizer, validateChunkingSpec } from './chunker.js';
 import type { ChunkTask, ChunkTaskResult } from './worker.js';
@@ -98,23 +99,6 @@ function runUnlessAborted(pool: Piscina<ChunkTask, ChunkTaskResult>, task: Chunk
   });
 }
 
-/** Consecutive index ranges `[from, to)` of `docs`, each about `batchChars` characters (at least one document). */
-function batches(docs: readonly Doc[], batchChars: number): [number, number][] {
-  const out: [number, number][] = [];
-  let from = 0;
-  let chars = 0;
-  docs.forEach((d, i) => {
-    chars += d.text.length;
-    if (chars >= batchChars) {
-      out.push([from, i + 1]);
-      from = i + 1;
-      chars = 0;
-    }
-  });
-  if (from < docs.length) out.push([from, docs.length]);
-  return out;
-}
-
 function unwrap(result: ChunkTaskResult): ChunkTaskResult & { ok: true } {
   if (result.ok) return result;
   const e = result.error;
@@ -140,7 +124,7 @@ async function runTasks(
     });
   }
   signal?.throwIfAborted();
-  const ranges = batches(docs, options.batchChars ?? BATCH_CHARS);
+  const ranges = batchesByChars(docs, options.batchChars ?? BATCH_CHARS);
   const total = docs.reduce((n, d) => n + d.text.length, 0);
   const results: (ChunkTaskResult & { ok: true })[] = new Array(ranges.length);
   let done = 0;

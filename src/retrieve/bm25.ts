@@ -44,6 +44,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { HarnessError } from '../errors.js';
 import { startWorker } from '../worker-start.js';
+import { batchesByChars } from '../batches.js';
 import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
 import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
@@ -432,14 +433,18 @@ class CompactBuilder {
 export const SEARCH_BLOCK_DOCS = 32_768;
 
 /**
- * Forward-list entries (postings) to reserve for `chunks`: one per 8 characters of text. Measured on whole documents:
+ * Forward-list entries (postings) to reserve for `chars` characters of chunk text: one per 8 characters. Measured on whole documents:
  * one per 10.6 characters on the bench:scale corpora, 12.5 on TREC-DL 2019 5k, 15.3 on SciFact; text in scripts
  * written without spaces has far fewer. Too little costs a doubling copy; too much costs address space only.
  */
-function estimatePostings(chunks: readonly Chunk[]): number {
+function estimatePostings(chars: number): number {
+  return chars / 8;
+}
+
+function textLength(chunks: readonly Chunk[]): number {
   let chars = 0;
   for (const c of chunks) chars += c.text.length;
-  return chars / 8;
+  return chars;
 }
 
 /** Target characters of chunk text per analysis batch. */
@@ -448,23 +453,6 @@ export const KEYWORD_BATCH_CHARS = 256 * 1024;
 export const KEYWORD_IN_PROCESS_CHARS = 4 * 1024 * 1024;
 /** Result slots per worker thread: batches a worker may have analysed or be analysing ahead of the merge. */
 const SLOTS_PER_THREAD = 3;
-
-/** Consecutive index ranges `[from, to)` of `chunks`, each about `batchChars` characters (at least one chunk). */
-function textBatches(chunks: readonly Chunk[], batchChars: number): [number, number][] {
-  const out: [number, number][] = [];
-  let from = 0;
-  let chars = 0;
-  for (let i = 0; i < chunks.length; i++) {
-    chars += chunks[i].text.length;
-    if (chars >= batchChars) {
-      out.push([from, i + 1]);
-      from = i + 1;
-      chars = 0;
-    }
-  }
-  if (from < chunks.length) out.push([from, chunks.length]);
-  return out;
-}
 
 function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
   const texts = new Array<string>(to - from);
@@ -505,9 +493,9 @@ function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
 export function buildCompactBm25Index(chunks: readonly Chunk[], params?: Partial<Bm25Params>, layout: CompactLayoutOptions = {}): KeywordIndex {
   const { k1, b } = resolveParams(params);
   checkUniqueIds(chunks);
-  const builder = new CompactBuilder(chunks.length, estimatePostings(chunks));
+  const builder = new CompactBuilder(chunks.length, estimatePostings(textLength(chunks)));
   const table = createTermTable();
-  for (const [from, to] of textBatches(chunks, KEYWORD_BATCH_CHARS)) builder.add(0, analyseBatch(textsOf(chunks, from, to), table));
+  for (const [from, to] of batchesByChars(chunks, KEYWORD_BATCH_CHARS)) builder.add(0, analyseBatch(textsOf(chunks, from, to), table));
   return builder.finish(chunks, k1, b, searchBlockOf(layout));
 }
 
@@ -576,11 +564,10 @@ export async function buildKeywordIndexParallel(
   checkUniqueIds(chunks);
   const { signal, onProgress } = options;
   signal?.throwIfAborted();
-  const ranges = textBatches(chunks, batchChars);
+  const ranges = batchesByChars(chunks, batchChars);
   const n = chunks.length;
-  let chars = 0;
-  for (const c of chunks) chars += c.text.length;
-  const builder = new CompactBuilder(n, estimatePostings(chunks));
+  const chars = textLength(chunks);
+  const builder = new CompactBuilder(n, estimatePostings(chars));
   if (chars < inProcessChars || threads === 1 || ranges.length < 2) {
     const table = createTermTable();
     for (const [from, to] of ranges) {
