@@ -99,6 +99,63 @@ export function gloveTokens(text: string, has: (word: string) => boolean): strin
   return out;
 }
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** A lowercase ASCII letter or digit (the ASCII members of `[\p{L}\p{N}]` after lowercasing). */
+const isAsciiAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+/** `'`, `.` or `-`: the inner joiners of a candidate word. */
+const isJoiner = (c: number): boolean => c === 39 || c === 46 || c === 45;
+
+/**
+ * The table rows of the words {@link gloveTokens} counts in `text`, in the same order (`index` = the table's word →
+ * row map): `gloveTokens(text, w => index.has(w)).map(w => index.get(w))`, computed without it for ASCII text.
+ * ASCII text is its own NFKC form and lowercases to ASCII, so the rule reduces to a scan over character codes with
+ * one map lookup per candidate word (no normalisation, no regex match objects, no second lookup); other text goes
+ * through {@link gloveTokens}. Equality with that reference is a property test (test/embed/glove-rows.test.ts).
+ * Appends to and returns `out` (emptied first), so a caller can reuse one array.
+ */
+export function gloveRows(text: string, index: ReadonlyMap<string, number>, out: number[] = []): number[] {
+  out.length = 0;
+  if (!ASCII_ONLY.test(text)) {
+    for (const w of gloveTokens(text, (x) => index.has(x))) out.push(index.get(w)!);
+    return out;
+  }
+  let norm = text.toLowerCase();
+  if (norm.includes('`')) norm = norm.replaceAll('`', "'");
+  const n = norm.length;
+  let i = 0;
+  while (i < n) {
+    if (!isAsciiAlnum(norm.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let joined = false;
+    for (;;) {
+      while (i < n && isAsciiAlnum(norm.charCodeAt(i))) i++;
+      if (i + 1 < n && isJoiner(norm.charCodeAt(i)) && isAsciiAlnum(norm.charCodeAt(i + 1))) {
+        joined = true;
+        i++;
+        continue;
+      }
+      break;
+    }
+    const row = index.get(norm.slice(start, i));
+    if (row !== undefined) out.push(row);
+    else if (joined) {
+      // split at the joiners; every part is non-empty (a joiner always sits between two letters or digits)
+      let from = start;
+      for (let j = start; j <= i; j++) {
+        if (j === i || isJoiner(norm.charCodeAt(j))) {
+          const part = index.get(norm.slice(from, j));
+          if (part !== undefined) out.push(part);
+          from = j + 1;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 function formatError(file: string, at: number, what: string): HarnessError {
   return new HarnessError('EMBEDDING_FAILED', `${file}: unexpected content at byte ${at}: ${what}`, {
     location: { file },
@@ -350,26 +407,29 @@ export class GloveProvider implements EmbeddingProvider {
     });
   }
 
-  /** Mean of the known words' vectors (float64 sums), then L2 normalisation; zero vector when no word is known. */
+  /**
+   * Mean of the known words' vectors (float64 sums in word order, see {@link gloveRows}), then L2 normalisation; the
+   * zero vector when no word is known.
+   */
   async embedBatch(texts: readonly string[], role: EmbedRole): Promise<Float32Array[]> {
     const { index, vectors, dims } = this.table;
-    const has = (w: string): boolean => index.has(w);
+    const acc = new Float64Array(dims);
+    const rows: number[] = [];
     return texts.map((raw) => {
-      const text = modelInput(this.spec, role, raw);
-      const words = gloveTokens(text, has);
-      const acc = new Float64Array(dims);
-      for (const w of words) {
-        const o = index.get(w)! * dims;
-        for (let d = 0; d < dims; d++) acc[d] += vectors[o + d];
-      }
+      gloveRows(modelInput(this.spec, role, raw), index, rows);
       const out = new Float32Array(dims);
       this.textsEmbedded++;
-      this.tokensKnown += words.length;
-      if (words.length === 0) {
+      this.tokensKnown += rows.length;
+      if (rows.length === 0) {
         this.zeroVectors++;
         return out;
       }
-      for (let d = 0; d < dims; d++) out[d] = acc[d] / words.length;
+      acc.fill(0);
+      for (const r of rows) {
+        const o = r * dims;
+        for (let d = 0; d < dims; d++) acc[d] += vectors[o + d];
+      }
+      for (let d = 0; d < dims; d++) out[d] = acc[d] / rows.length;
       return this.spec.normalize ? l2NormalizeInPlace(out) : out;
     });
   }

@@ -1,0 +1,104 @@
+/**
+ * gloveRows (the scan glove-100d embeds with) against gloveTokens (the documented rule, the reference): the same rows
+ * in the same order, on hand-worked cases, random text, and every document of SciFact and TREC-DL (skipped when
+ * ../shared/datasets is absent); and glove-100d's vectors equal the mean computed here from the reference tokens.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { gloveRows, gloveTokens, loadGloveTable, type GloveTable } from '../../src/embed/glove.js';
+import { createProvider } from '../../src/embed/registry.js';
+import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const datasets = path.resolve(here, '../../../shared/datasets');
+const realCacheDir = path.resolve(here, '../../.cache/test-embed');
+
+const reference = (text: string, index: ReadonlyMap<string, number>): number[] => gloveTokens(text, (w) => index.has(w)).map((w) => index.get(w)!);
+
+describe('gloveRows equals the reference rule', () => {
+  const words = ['e-mail', 'e', 'mail', 'covid', '19', "don't", 'u', 's', 'café', 'ab', 'a', 'b', '0', 'a-b', "a'b", 'a.b', 'b1'];
+  const index = new Map(words.map((w, i) => [w, i]));
+
+  it('hand-worked: whole known words, known parts of unknown joined words, backtick as apostrophe, case', () => {
+    // "E-mail" is known whole (0); "COVID-19" is not: its parts covid (3), 19 (4); "Don`t" -> "don't" (5);
+    // "U.S." -> "u.s" unknown -> u (6), s (7); "zz-a" unknown -> only a (10); "b-" is b (11): a trailing "-" or "."
+    // never joins.
+    expect(gloveRows('E-mail COVID-19 Don`t U.S. zz-a b- .', index)).toEqual([0, 3, 4, 5, 6, 7, 10, 11]);
+    expect(gloveRows('E-mail COVID-19 Don`t U.S. zz-a b- .', index)).toEqual(reference('E-mail COVID-19 Don`t U.S. zz-a b- .', index));
+  });
+
+  it('non-ASCII text takes the reference path (NFKC, typographic apostrophes)', () => {
+    expect(gloveRows('Café ＣＯＶＩＤ-１９ don’t', index)).toEqual([8, 3, 4, 5]);
+  });
+
+  it('reuses and empties the array it is given', () => {
+    const out = [99, 98];
+    expect(gloveRows('a b', index, out)).toBe(out);
+    expect(out).toEqual([10, 11]);
+    expect(gloveRows('', index, out)).toEqual([]);
+  });
+
+  it('property: same rows as the reference on random ASCII and mixed text (5,000 runs)', () => {
+    const unit = fc.constantFrom(...'abAB01e-.\'` ,!?\t\n'.split(''), 'é', '’', 'Ａ');
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 50 }), (t) => {
+        expect(gloveRows(t, index)).toEqual(reference(t, index));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('on the real table: SciFact and TREC-DL documents', () => {
+  let table: GloveTable;
+  const texts: string[] = [];
+  beforeAll(async () => {
+    table = (await loadGloveTable(realCacheDir)).table;
+    for (const name of ['scifact', 'trec-dl-2019-5k']) {
+      const file = path.join(datasets, name, 'corpus.jsonl');
+      if (!existsSync(file)) continue;
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (line.trim() === '') continue;
+        const d = JSON.parse(line) as { title?: string; text: string };
+        texts.push(`${d.title ?? ''}\n\n${d.text}`);
+      }
+    }
+  }, 300_000);
+
+  it('every document: the same rows as the reference', () => {
+    let ascii = 0;
+    for (const t of texts) {
+      expect(gloveRows(t, table.index)).toEqual(reference(t, table.index));
+      if (!/[^\x00-\x7f]/.test(t)) ascii++;
+    }
+    expect(texts.length).toBeGreaterThan(5000);
+    expect(ascii).toBeGreaterThan(3000); // most documents take the scan
+  });
+
+  it('glove-100d vectors are bit-equal to the float64 mean of the reference words, then L2-normalised', async () => {
+    const p = await createProvider(resolveEmbeddingSpec('glove-100d'), { cacheDir: realCacheDir });
+    try {
+      const sample = texts.filter((_, i) => i % 10 === 0);
+      const got = await p.embedBatch(sample, 'document');
+      sample.forEach((t, i) => {
+        const rows = reference(t, table.index);
+        const acc = new Float64Array(100);
+        for (const r of rows) for (let d = 0; d < 100; d++) acc[d] += table.vectors[r * 100 + d];
+        const want = new Float32Array(100);
+        if (rows.length > 0) {
+          for (let d = 0; d < 100; d++) want[d] = acc[d] / rows.length;
+          let s = 0;
+          for (let d = 0; d < 100; d++) s += want[d] * want[d];
+          const inv = 1 / Math.sqrt(s);
+          for (let d = 0; d < 100; d++) want[d] = want[d] * inv;
+        }
+        expect(got[i]).toEqual(want);
+      });
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+});
