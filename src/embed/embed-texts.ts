@@ -40,7 +40,10 @@ export interface EmbedTextsOptions {
  *    vectors as read-only).
  * 2. Looks the distinct texts up in `opts.cache` under `provider.cacheKey(role) + '\u0000' + sha256(text)`.
  * 3. Embeds the misses in batches of `batchSize`, longest text first (by characters, ties in first-seen order), which
- *    keeps similar lengths together and wastes less padding; stores each batch in the cache as soon as it is done.
+ *    keeps similar lengths together and wastes less padding; keeps up to `provider.concurrency` (default 1) calls in
+ *    flight, takes their results in call order and stores each batch in the cache as soon as it is taken. On a
+ *    failure the calls still in flight are awaited (results dropped) before the error is thrown; batches taken
+ *    before it stay in the cache.
  *
  * Does not change `texts`. Throws `HarnessError('EMBEDDING_FAILED')` when the provider returns the wrong number of
  * vectors or a vector whose length is not `provider.dimensions` (and whatever `embedBatch` or the cache throws).
@@ -185,34 +188,61 @@ async function embedDistinct(
   // 3. embed the misses, longest first
   missing.sort((a, b) => distinct[b].length - distinct[a].length || a - b);
   const truncatedBefore = provider.truncatedCount();
+  // Up to provider.concurrency calls in flight; results are taken in call order, so cache writes, sinks and progress
+  // happen in the same order whatever the width. embedMs counts the wall time while at least one call is in flight.
+  const width = Math.max(1, Math.floor(provider.concurrency ?? 1));
   let embedMs = 0;
+  let inFlight = 0;
+  let busySince = 0;
   let done = cacheHits;
-  for (let b = 0; b < missing.length; b += batchSize) {
-    const part = missing.slice(b, b + batchSize);
-    const batch = part.map((s) => distinct[s]);
-    const t0 = performance.now();
-    const vecs = await provider.embedBatch(batch, role);
-    embedMs += performance.now() - t0;
-    if (vecs.length !== batch.length) {
-      throw new HarnessError(
-        'EMBEDDING_FAILED',
-        `${provider.name} returned ${vecs.length} vectors for a batch of ${batch.length} texts`,
-        { remedy: 'this is a bug in the embedding provider; report it with the model name' },
-      );
+  let next = 0;
+  const pending: { part: number[]; result: Promise<Float32Array[]> }[] = [];
+  const start = (): void => {
+    const part = missing.slice(next, next + batchSize);
+    next += part.length;
+    if (inFlight++ === 0) busySince = performance.now();
+    let call: Promise<Float32Array[]>;
+    try {
+      call = provider.embedBatch(part.map((s) => distinct[s]), role);
+    } catch (e) {
+      call = Promise.reject(e);
     }
-    vecs.forEach((v) => {
-      if (v.length !== provider.dimensions) {
+    const result = call.finally(() => {
+      if (--inFlight === 0) embedMs += performance.now() - busySince;
+    });
+    result.catch(() => undefined); // awaited below in order; this only keeps a later call's failure from being unhandled
+    pending.push({ part, result });
+  };
+  try {
+    while (next < missing.length || pending.length > 0) {
+      while (pending.length < width && next < missing.length) start();
+      const { part, result } = pending.shift()!;
+      const vecs = await result;
+      if (vecs.length !== part.length) {
         throw new HarnessError(
           'EMBEDDING_FAILED',
-          `${provider.name} returned a vector of length ${v.length}, expected ${provider.dimensions}`,
-          { remedy: 'check that the model folder holds one model (config.json hidden_size matches the ONNX output)' },
+          `${provider.name} returned ${vecs.length} vectors for a batch of ${part.length} texts`,
+          { remedy: 'this is a bug in the embedding provider; report it with the model name' },
         );
       }
-    });
-    opts.cache?.put(part.map((s, j) => [keys[s], vecs[j]] as const));
-    vecs.forEach((v, j) => sink(part[j], v, false));
-    done += part.length;
-    opts.onProgress?.(done, total);
+      vecs.forEach((v) => {
+        if (v.length !== provider.dimensions) {
+          throw new HarnessError(
+            'EMBEDDING_FAILED',
+            `${provider.name} returned a vector of length ${v.length}, expected ${provider.dimensions}`,
+            { remedy: 'check that the model folder holds one model (config.json hidden_size matches the ONNX output)' },
+          );
+        }
+      });
+      opts.cache?.put(part.map((s, j) => [keys[s], vecs[j]] as const));
+      vecs.forEach((v, j) => sink(part[j], v, false));
+      done += part.length;
+      opts.onProgress?.(done, total);
+    }
+  } catch (e) {
+    // Nothing keeps running after we return: wait for the calls still in flight (their results are dropped).
+    await Promise.allSettled(pending.map((p) => p.result));
+    throw e;
   }
 
   return {

@@ -27,6 +27,12 @@ export interface EmbeddingProvider {
    * Throws `HarnessError('EMBEDDING_FAILED')` when the model fails.
    */
   embedBatch(texts: readonly string[], role: EmbedRole): Promise<Float32Array[]>;
+  /**
+   * Calls of {@link embedBatch} a caller may keep in flight at once to use the provider fully (an integer ≥ 1;
+   * absent = 1): `embedTexts` starts up to this many batches before it waits for the oldest. A provider that runs
+   * batches on worker threads sets it to its thread count. Vectors must not depend on it.
+   */
+  readonly concurrency?: number;
   /** Count of inputs truncated at the model's maximum length so far (0 for providers that never truncate). */
   truncatedCount(): number;
   /** Details for the manifest: model id, revision/hash, dims, pooling, prefixes, dtype, backend, package versions. */

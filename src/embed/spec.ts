@@ -54,7 +54,10 @@ export interface EmbeddingSpec {
   batchSize: number;
   /** transformers only: maximum input length in tokens (special tokens included); null = the model's own limit. */
   maxLength: number | null;
-  /** use-lite only: worker threads running the model; null = min(available CPUs, 4). Does not change the vectors. */
+  /**
+   * use-lite and glove-100d: worker threads running the model; null = min(available CPUs, 4) for use-lite, min(2,
+   * available CPUs) for glove-100d (1 = in-process). Ignored by the other providers. Does not change the vectors.
+   */
   workers: number | null;
   /** openai: only (absent for every other model): the server, key, limits and retry settings. */
   server?: ServerEmbeddingOptions;

@@ -1,6 +1,6 @@
 /**
  * The bin runs compiled JavaScript, where parallel.ts must start `worker.js` (not `worker.ts` under tsx), and bm25.ts
- * `bm25-worker.js`. This test transpiles the chunker's (and the BM25 build's) modules to a temporary folder with TypeScript's `transpileModule` (what `npm run build` emits, minus the
+ * `bm25-worker.js`, glove.ts `glove-worker.js`. This test transpiles the chunker's (and the BM25 build's) modules to a temporary folder with TypeScript's `transpileModule` (what `npm run build` emits, minus the
  * type check), links node_modules there, and runs chunkDocumentsParallel from the compiled files in a plain Node
  * child process (no tsx), comparing with chunkDocuments here.
  */
@@ -77,4 +77,32 @@ describe('compiled JavaScript: the worker is worker.js', () => {
     expect(expected.every((l) => l.length > 0)).toBe(true);
     expect(JSON.parse(out)).toEqual(expected);
   });
+
+  it('glove-100d from transpiled dist files in plain node: its worker is glove-worker.js, vectors as here', async () => {
+    const files = ['errors.ts', 'worker-start.ts', 'config/issues.ts', ...['glove.ts', 'glove-worker.ts', 'packages.ts', 'provider.ts', 'spec.ts'].map((f) => `embed/${f}`)];
+    transpile(files, path.join(tmp, 'dist'));
+    const cacheDir = path.join(repoRoot, '.cache', 'test-embed');
+    // 40 texts of about 300 characters: 12,000 characters in one call, above GLOVE_WORKER_CHARS, so it runs on a worker.
+    const texts = Array.from({ length: 40 }, (_, i) => `Refund my money ${i}. The pump seal kit failed after ${i * 3} hours; ${'replace the bearing and valve '.repeat(9)}`);
+    const script = `
+      import { GloveProvider } from ${JSON.stringify(path.join(tmp, 'dist/embed/glove.js'))};
+      import { resolveEmbeddingSpec } from ${JSON.stringify(path.join(tmp, 'dist/embed/spec.js'))};
+      const p = await GloveProvider.create(resolveEmbeddingSpec({ model: 'glove-100d', workers: 2 }), ${JSON.stringify(cacheDir)});
+      const vs = await p.embedBatch(JSON.parse(process.argv[1]), 'document');
+      const onWorkers = p.describe().textsOnWorkers;
+      await p.close();
+      process.stdout.write(JSON.stringify({ onWorkers, vectors: vs.map((v) => Array.from(v)) }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(texts)], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const { GloveProvider } = await import('../../src/embed/glove.js');
+    const { resolveEmbeddingSpec } = await import('../../src/embed/spec.js');
+    const here = await GloveProvider.create(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), cacheDir);
+    const expected = (await here.embedBatch(texts, 'document')).map((v) => Array.from(v));
+    await here.close();
+    const got = JSON.parse(out) as { onWorkers: number; vectors: number[][] };
+    expect(got.onWorkers).toBe(40);
+    expect(got.vectors).toEqual(expected);
+  }, 300_000);
 });

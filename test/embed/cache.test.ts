@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { CACHE_SCHEMA_VERSION, EmbeddingCache, embeddingCacheKey, embeddingSpecKey } from '../../src/embed/cache.js';
+import { CACHE_SCHEMA_VERSION, EmbeddingCache, embeddingCacheKey, embeddingSpecKey, WAL_CHECKPOINT_PAGES } from '../../src/embed/cache.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { sha256Text } from '../../src/embed/hash.js';
 
@@ -36,6 +36,19 @@ describe('EmbeddingCache', () => {
     expect(back).toBeInstanceOf(Float32Array);
     expect(bits(back!)).toEqual(Array.from(raw));
     cache.close();
+  });
+
+  it('checkpoints the WAL every 16,384 pages (not SQLite\'s 1,000) and limits it to 64 MB afterwards', () => {
+    const cache = EmbeddingCache.open(file);
+    try {
+      const db = (cache as unknown as { db: { pragma(q: string, o: { simple: true }): unknown } }).db;
+      expect(WAL_CHECKPOINT_PAGES).toBe(16384);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(16384);
+      expect(db.pragma('journal_size_limit', { simple: true })).toBe(16384 * 4096);
+      expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    } finally {
+      cache.close();
+    }
   });
 
   it('stores only the bytes of a view (subarray), not the whole underlying buffer', () => {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gloveRows, gloveTokens, loadGloveTable, type GloveTable } from '../../src/embed/glove.js';
+import { isHarnessError } from '../../src/errors.js';
 import { createProvider } from '../../src/embed/registry.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 
@@ -79,10 +80,13 @@ describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('on the real table:
   });
 
   it('glove-100d vectors are bit-equal to the float64 mean of the reference words, then L2-normalised', async () => {
-    const p = await createProvider(resolveEmbeddingSpec('glove-100d'), { cacheDir: realCacheDir });
+    // workers: 2, and one call of ~1,000 documents: it runs on a worker thread (textsOnWorkers below).
+    const p = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 2 }), { cacheDir: realCacheDir });
     try {
       const sample = texts.filter((_, i) => i % 10 === 0);
       const got = await p.embedBatch(sample, 'document');
+      expect(p.describe().textsOnWorkers).toBe(sample.length);
+      expect(p.concurrency).toBe(2);
       sample.forEach((t, i) => {
         const rows = reference(t, table.index);
         const acc = new Float64Array(100);
@@ -99,6 +103,23 @@ describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('on the real table:
       });
     } finally {
       await p.close();
+    }
+  }, 60_000);
+
+  it('workers 1 and 2 give the same vectors, whether a call runs in-process (small) or on a worker (large)', async () => {
+    const one = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), { cacheDir: realCacheDir });
+    const two = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 2 }), { cacheDir: realCacheDir });
+    try {
+      const big = texts.slice(0, 300);
+      const small = texts.slice(0, 1).map((t) => t.slice(0, 200));
+      expect(await two.embedBatch(big, 'document')).toEqual(await one.embedBatch(big, 'document'));
+      expect(await two.embedBatch(small, 'query')).toEqual(await one.embedBatch(small, 'query'));
+      expect([one.describe().textsOnWorkers, two.describe().textsOnWorkers]).toEqual([0, 300]);
+      await two.close();
+      await expect(two.embedBatch(small, 'query')).rejects.toSatisfy((e) => isHarnessError(e, 'EMBEDDING_FAILED'));
+    } finally {
+      await one.close();
+      await two.close();
     }
   }, 60_000);
 });
