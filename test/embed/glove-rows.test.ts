@@ -3,7 +3,7 @@
  * in the same order, on hand-worked cases, random text, and every document of SciFact and TREC-DL (skipped when
  * ../shared/datasets is absent); and glove-100d's vectors equal the mean computed here from the reference tokens.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -12,9 +12,9 @@ import { gloveRows, gloveTokens, loadGloveTable, type GloveTable } from '../../s
 import { isHarnessError } from '../../src/errors.js';
 import { createProvider } from '../../src/embed/registry.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { sharedDatasets, sharedDocumentTexts } from '../helpers/datasets.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const datasets = path.resolve(here, '../../../shared/datasets');
 const realCacheDir = path.resolve(here, '../../.cache/test-embed');
 
 const reference = (text: string, index: ReadonlyMap<string, number>): number[] => gloveTokens(text, (w) => index.has(w)).map((w) => index.get(w)!);
@@ -53,20 +53,12 @@ describe('gloveRows equals the reference rule', () => {
   });
 });
 
-describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('on the real table: SciFact and TREC-DL documents', () => {
+describe.skipIf(!existsSync(path.join(sharedDatasets, 'scifact')))('on the real table: SciFact and TREC-DL documents', () => {
   let table: GloveTable;
   const texts: string[] = [];
   beforeAll(async () => {
     table = (await loadGloveTable(realCacheDir)).table;
-    for (const name of ['scifact', 'trec-dl-2019-5k']) {
-      const file = path.join(datasets, name, 'corpus.jsonl');
-      if (!existsSync(file)) continue;
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
-        if (line.trim() === '') continue;
-        const d = JSON.parse(line) as { title?: string; text: string };
-        texts.push(`${d.title ?? ''}\n\n${d.text}`);
-      }
-    }
+    texts.push(...sharedDocumentTexts(['scifact', 'trec-dl-2019-5k']));
   }, 300_000);
 
   it('every document: the same rows as the reference', () => {

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { sharedDocumentTexts } from '../helpers/datasets.js';
 import { describe, expect, it } from 'vitest';
 import { analyse, keywordTokens, STOP_WORDS } from '../../src/retrieve/tokenize.js';
 
@@ -98,17 +99,10 @@ describe('the ASCII shortcut gives the terms of the full Unicode pipeline', () =
 
   it.skipIf(!existsSync(path.join(datasets, 'scifact')))('every ASCII document of SciFact and TREC-DL: both paths give the same terms', () => {
     let checked = 0;
-    for (const name of ['scifact', 'trec-dl-2019-5k']) {
-      const file = path.join(datasets, name, 'corpus.jsonl');
-      if (!existsSync(file)) continue;
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
-        if (line.trim() === '') continue;
-        const d = JSON.parse(line) as { title?: string; text: string };
-        const t = `${d.title ?? ''}\n\n${d.text}`;
-        if (/[^\x00-\x7f]/.test(t)) continue;
-        expect(analyse(t, 'ascii')).toEqual(analyse(t, 'unicode'));
-        checked++;
-      }
+    for (const t of sharedDocumentTexts(['scifact', 'trec-dl-2019-5k'])) {
+      if (/[^\x00-\x7f]/.test(t)) continue;
+      expect(analyse(t, 'ascii')).toEqual(analyse(t, 'unicode'));
+      checked++;
     }
     expect(checked).toBeGreaterThan(3000); // 3,994 of SciFact's 5,183 documents are ASCII
   });
