@@ -190,7 +190,8 @@ async function embedDistinct(
   const truncatedBefore = provider.truncatedCount();
   // Up to provider.concurrency calls in flight; results are taken in call order, so cache writes, sinks and progress
   // happen in the same order whatever the width. embedMs counts the wall time while at least one call is in flight.
-  const width = Math.max(1, Math.floor(provider.concurrency ?? 1));
+  const declared = provider.concurrency ?? 1;
+  const width = Number.isFinite(declared) ? Math.max(1, Math.floor(declared)) : declared === Infinity ? missing.length : 1;
   let embedMs = 0;
   let inFlight = 0;
   let busySince = 0;
@@ -203,7 +204,8 @@ async function embedDistinct(
     if (inFlight++ === 0) busySince = performance.now();
     let call: Promise<Float32Array[]>;
     try {
-      call = provider.embedBatch(part.map((s) => distinct[s]), role);
+      // Promise.resolve: a JavaScript provider may return the array itself, as `await` always accepted.
+      call = Promise.resolve(provider.embedBatch(part.map((s) => distinct[s]), role));
     } catch (e) {
       call = Promise.reject(e);
     }

@@ -482,7 +482,24 @@ export class GloveProvider implements EmbeddingProvider {
    */
   static async create(spec: EmbeddingSpec, cacheDir: string, onProgress?: (done: number, total: number) => void): Promise<GloveProvider> {
     const info = await loadGloveTable(cacheDir, onProgress ? { onProgress } : {});
-    return new GloveProvider(spec, info, spec.workers ?? defaultGloveWorkers());
+    const provider = new GloveProvider(spec, info, spec.workers ?? defaultGloveWorkers());
+    await provider.warmUp();
+    return provider;
+  }
+
+  /** One empty task per thread, so the threads' start (module load, word map) is paid here, not in the first batch. */
+  private async warmUp(): Promise<void> {
+    const pool = this.pool;
+    if (pool === undefined) return;
+    try {
+      await Promise.all(Array.from({ length: this.threads }, () => pool.run({ texts: [], normalize: this.spec.normalize })));
+    } catch (e) {
+      await pool.destroy();
+      throw new HarnessError('EMBEDDING_FAILED', `glove-100d: the worker threads did not start: ${(e as Error).message}`, {
+        remedy: 'run with workers: 1 (in-process) and report the error',
+        cause: e,
+      });
+    }
   }
 
   cacheKey(role: EmbedRole): string {
@@ -511,6 +528,7 @@ export class GloveProvider implements EmbeddingProvider {
       try {
         means = await this.pool.run({ texts: inputs, normalize: this.spec.normalize });
       } catch (e) {
+        if (this.closed) throw new HarnessError('EMBEDDING_FAILED', 'glove-100d provider closed while a batch was being embedded', { cause: e });
         throw new HarnessError('EMBEDDING_FAILED', `glove-100d worker failed on a batch of ${texts.length} texts: ${(e as Error).message}`, {
           remedy: 'retry; if it persists, run with workers: 1 and report the failing text',
           cause: e,

@@ -94,4 +94,22 @@ describe('embedTexts with provider.concurrency', () => {
     cache.visit(texts.map((t) => embeddingCacheKey('slow{}', t)), () => found++);
     expect(found).toBe(2); // only call 0's batch was taken before the failure
   });
+
+  it('a concurrency that is not a finite number ≥ 1 means 1 (NaN, 0, 0.5) or every batch at once (Infinity)', async () => {
+    for (const [declared, width] of [[Number.NaN, 1], [0, 1], [0.5, 1], [2.5, 2], [Number.POSITIVE_INFINITY, 5]] as const) {
+      const p = new SlowProvider(declared, () => 2);
+      const { vectors } = await embedTexts(p, texts, 'document', { batchSize: 2 });
+      expect([declared, p.calls, p.maxInFlight]).toEqual([declared, 5, width]);
+      expect(vectors.map((v) => v[0])).toEqual(texts.map((t) => t.length));
+    }
+  });
+
+  it('a JavaScript provider whose embedBatch returns the array itself (no promise) still works', async () => {
+    const p = new SlowProvider(2, () => 0);
+    const plain = Object.assign(Object.create(p) as SlowProvider, {
+      embedBatch: (batch: readonly string[]) => batch.map((t) => Float32Array.from([t.length, t.charCodeAt(0)])),
+    });
+    const { vectors } = await embedTexts(plain as unknown as EmbeddingProvider, texts, 'document', { batchSize: 3 });
+    expect(vectors.map((v) => Array.from(v))).toEqual(texts.map((t) => [t.length, t.charCodeAt(0)]));
+  });
 });
