@@ -37,6 +37,7 @@ const require = createRequire(import.meta.url);
 /** Version of the tokenisation rule; changing the rule must change this (it is part of the cache key). */
 export const GLOVE_TOKENIZER_VERSION = 'v1';
 const MAGIC = 'RSGLOVE1';
+const FORMAT = 1;
 
 /** Characters of model input from which an `embedBatch` call goes to a worker thread (smaller calls run in-process). */
 export const GLOVE_WORKER_CHARS = 8192;
@@ -45,7 +46,6 @@ export const GLOVE_WORKER_CHARS = 8192;
 export function defaultGloveWorkers(): number {
   return Math.max(1, Math.min(2, availableParallelism()));
 }
-const FORMAT = 1;
 
 /** A loaded word-vector table. */
 export interface GloveTable {

@@ -29,7 +29,8 @@ export interface EmbeddingProvider {
   embedBatch(texts: readonly string[], role: EmbedRole): Promise<Float32Array[]>;
   /**
    * Calls of {@link embedBatch} a caller may keep in flight at once to use the provider fully (an integer ≥ 1;
-   * absent = 1): `embedTexts` starts up to this many batches before it waits for the oldest. A provider that runs
+   * absent = 1; `embedTexts` rounds a fraction down, treats NaN or a value below 1 as 1 and Infinity as every batch
+   * at once): `embedTexts` starts up to this many batches before it waits for the oldest. A provider that runs
    * batches on worker threads sets it to its thread count. Vectors must not depend on it.
    */
   readonly concurrency?: number;
