@@ -275,6 +275,38 @@ export function buildProgram(io: CliIo = processIo): Command {
     });
 
   program
+    .command('pool')
+    .description('list the unjudged (question, passage) pairs in the top of chosen rows of a results folder, most decisive first')
+    .argument('<results>', 'results folder written by run')
+    .option('--depth <n>', 'ranks pooled per row', '10')
+    .option('--rows <which>', 'tier1, all, or comma-separated configuration ids', 'tier1')
+    .option('-o, --out <file>', 'pool file to write', 'pool.jsonl')
+    .option('--json', 'print the summary (pairs, pairs per question) as JSON')
+    .action(async (results: string, opts: { depth: string; rows: string; out: string; json?: boolean }) => {
+      if (!/^\d+$/.test(opts.depth) || Number(opts.depth) < 1)
+        throw new HarnessError('USAGE', `--depth must be a whole number >= 1 (got ${opts.depth})`, { remedy: 'pass e.g. --depth 10' });
+      const rows = opts.rows === 'tier1' || opts.rows === 'all' ? opts.rows : opts.rows.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      if (Array.isArray(rows) && rows.length === 0) throw new HarnessError('USAGE', '--rows is empty', { remedy: 'pass tier1, all, or configuration ids separated by commas' });
+      const { poolFromResults } = await import('../label/pool.js');
+      const { writePool } = await import('../label/formats.js');
+      const r = await poolFromResults(results, { depth: Number(opts.depth), rows });
+      const out = path.resolve(opts.out);
+      writePool(out, r.header, r.pairs);
+      for (const w of r.summary.warnings) io.stderr(`warning: ${w}\n`);
+      if (opts.json) io.stdout(`${JSON.stringify({ ...r.summary, out }, null, 2)}\n`);
+      else {
+        const counts = Object.values(r.summary.perQuestion);
+        const mean = counts.length ? counts.reduce((a, b) => a + b, 0) / counts.length : 0;
+        io.stdout(
+          `pool: ${r.summary.pairs} unjudged pair(s) over ${r.summary.questions} question(s) (mean ${mean.toFixed(1)}, max ${Math.max(0, ...counts)} per question); ` +
+            `level ${r.summary.level}, depth ${r.summary.depth}, ${r.summary.rows.length} row(s): ${r.summary.rows.join(', ')}; ` +
+            `${r.summary.judgedSkipped} judged pair(s) left out\n` +
+            `written: ${out}\nnext: retrieval-sweep label ${path.relative(process.cwd(), out) || out} --labels <the dataset's questions.jsonl or qrels/<split>.tsv>\n`,
+        );
+      }
+    });
+
+  program
     .command('schema')
     .description('write the JSON Schemas of a config and of a questions.jsonl line (for editor completion)')
     .option('-o, --out <dir>', 'folder to write config.schema.json and question.schema.json into', 'schema')

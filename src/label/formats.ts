@@ -61,6 +61,12 @@ export interface PoolHeader {
   pairs: number;
   /** Relevance threshold of the sweep (grade ≥ threshold is relevant). */
   threshold: number;
+  /**
+   * The sweep's `level` (`document`, `chunk` or `evidence`; added by `pool`, optional for older writers): decides how
+   * a chunk's grade lands in questions.jsonl (src/label/merge.ts). Absent: `document` for a document pool, `evidence`
+   * for a chunk pool.
+   */
+  sweepLevel?: 'document' | 'chunk' | 'evidence';
 }
 
 /** One pair of a pool: a question and a passage nobody has judged. */
@@ -83,6 +89,8 @@ export interface PoolPair {
   rows: string[];
   /** Best (smallest) 1-based rank at which any of those rows retrieved it. */
   bestRank: number;
+  /** Length of the whole document in UTF-16 code units (added by `pool`; optional), to say where the passage sits. */
+  docChars?: number;
 }
 
 /** What one line of the judgments log records. */
@@ -465,6 +473,9 @@ export function readPool(file: string): { header: PoolHeader; pairs: PoolPair[] 
   if (!(typeof head.threshold === 'number' && Number.isSafeInteger(head.threshold) && head.threshold >= 1)) throw bad(file, 1, `"threshold" must be an integer >= 1`, remedy);
   if (!Array.isArray(head.rows) || !head.rows.every((r) => typeof r === 'string')) throw bad(file, 1, '"rows" must be a list of configuration ids', remedy);
   if (!isIndex(head.pairs) || typeof head.results !== 'string') throw bad(file, 1, 'the header lacks "pairs" or "results"', remedy);
+  if (head.sweepLevel !== undefined && !['document', 'chunk', 'evidence'].includes(head.sweepLevel as string)) {
+    throw bad(file, 1, `"sweepLevel" must be document, chunk or evidence, got ${JSON.stringify(head.sweepLevel)}`, remedy);
+  }
   const header = head as unknown as PoolHeader;
   const pairs: PoolPair[] = [];
   for (let i = 1; i < lines.length; i++) {
@@ -484,6 +495,7 @@ export function readPool(file: string): { header: PoolHeader; pairs: PoolPair[] 
     if (o.chunk !== undefined && typeof o.chunk !== 'string') throw bad(file, lineNo, '"chunk" must be a string', remedy);
     if (!Array.isArray(o.rows) || !o.rows.every((r) => typeof r === 'string')) throw bad(file, lineNo, '"rows" must be a list of configuration ids', remedy);
     if (!(typeof o.bestRank === 'number' && Number.isSafeInteger(o.bestRank) && o.bestRank >= 1)) throw bad(file, lineNo, '"bestRank" must be an integer >= 1', remedy);
+    if (o.docChars !== undefined && !isIndex(o.docChars)) throw bad(file, lineNo, '"docChars" must be an integer >= 0', remedy);
     pairs.push(o as unknown as PoolPair);
   }
   if (pairs.length !== header.pairs) {

@@ -187,6 +187,32 @@ export function fingerprintDataset(docs: readonly Doc[], questions: readonly Que
   return h.digest('hex');
 }
 
+/**
+ * sha256 (hex, 64 characters) over the documents only: sorted by id (code-unit order), one JSON record
+ * `["<id>","<text>"]\n` each after the line `corpus\n` (so it never equals a {@link fingerprintDataset} value). No
+ * question, label or evidence enters, so labelling a dataset does not change it: the pool file
+ * (src/label/formats.ts `PoolHeader.dataset.corpus`) and the ranking checkpoints (src/run/checkpoint.ts) key on it.
+ * Pure: does not change its input.
+ */
+export function fingerprintCorpus(docs: readonly Doc[]): string {
+  const h = createHash('sha256');
+  const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  let sorted = true;
+  for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
+  const sortedDocs = sorted ? docs : [...docs].sort(byId);
+  const w = new JsonHashWriter(h);
+  w.raw('corpus\n');
+  for (const d of sortedDocs) {
+    w.raw('[');
+    w.string(d.id);
+    w.raw(',');
+    w.string(d.text);
+    w.raw(']\n');
+  }
+  w.flush();
+  return h.digest('hex');
+}
+
 function sortedEntries(r: Record<string, number>): [string, number][] {
   return Object.entries(r).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
