@@ -307,6 +307,50 @@ export function buildProgram(io: CliIo = processIo): Command {
     });
 
   program
+    .command('label')
+    .description('serve a local page (127.0.0.1, token in the address) to grade the pairs of a pool; judgments go to <labels>.judgments.jsonl')
+    .argument('<pool>', 'pool file written by pool')
+    .requiredOption('--labels <file>', "the dataset's labels file: questions.jsonl or a BEIR qrels/<split>.tsv")
+    .option('--assessor <name>', 'who judges (default: $USER, else "assessor")')
+    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', '0')
+    .option('--scale <names>', 'comma-separated names of grades 0, 1, ... (default: not relevant,related,highly relevant,perfectly relevant)')
+    .action(async (pool: string, opts: { labels: string; assessor?: string; port: string; scale?: string }) => {
+      if (!/^\d+$/.test(opts.port)) throw new HarnessError('USAGE', `--port must be a whole number from 0 to 65535 (got ${opts.port})`, { remedy: 'pass --port 0 to pick a free port' });
+      const { startLabelServer, mergeMessage } = await import('../label/server.js');
+      const scale = opts.scale === undefined ? undefined : opts.scale.split(',').map((x) => x.trim());
+      const server = await startLabelServer({
+        pool,
+        labels: opts.labels,
+        assessor: opts.assessor ?? (process.env.USER || 'assessor'),
+        port: Number(opts.port),
+        ...(scale ? { scale } : {}),
+      });
+      for (const w of server.warnings) io.stderr(`warning: ${w}\n`);
+      const st = server.state();
+      io.stderr(`${st.total} pair(s), ${st.graded} already graded by ${st.assessor}; judgments log ${server.log.file}\n`);
+      io.stdout(`${server.url}\n`);
+      io.stderr('open the address above in a browser (nothing is opened for you); Ctrl-C merges the labels and stops\n');
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        const on = (sig: NodeJS.Signals) => () => resolve(sig);
+        process.once('SIGINT', on('SIGINT'));
+        process.once('SIGTERM', on('SIGTERM'));
+      });
+      await server.close();
+      const end = server.state();
+      const m = server.merge();
+      io.stderr(`\n${signal}: stopped. ${end.graded} of ${end.total} pair(s) graded by ${end.assessor}.\n${mergeMessage(m)}\n`);
+      for (const a of end.agreement) {
+        io.stderr(`Cohen's kappa (linear) ${a.a} vs ${a.b}: ${Number.isNaN(a.weightedKappa) ? 'n/a' : a.weightedKappa.toFixed(3)} over ${a.n} pair(s)\n`);
+      }
+      if (m.conflicts.length > 0) {
+        throw new HarnessError('LABEL_INVALID', `${m.conflicts.length} judgment(s) conflict with grades already in ${m.file} and were not written (listed in ${m.conflictsFile})`, {
+          location: { file: m.file },
+          remedy: 'decide each listed pair: edit the grade in the labels file, or re-grade the pair in the page to agree',
+        });
+      }
+    });
+
+  program
     .command('schema')
     .description('write the JSON Schemas of a config and of a questions.jsonl line (for editor completion)')
     .option('-o, --out <dir>', 'folder to write config.schema.json and question.schema.json into', 'schema')
