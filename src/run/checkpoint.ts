@@ -4,7 +4,8 @@
  *
  * A checkpoint holds one ranking unit: the lists of every scored question (in question order) at some depth, plus the
  * timings measured when it was computed. It is keyed by the SHA-256 of everything that determines the lists: the
- * checkpoint format, the dataset fingerprint, the scored question ids, the chunking, and the unit's own parameters
+ * checkpoint format, the ranking inputs ({@link rankingInputsKey}: the corpus fingerprint and the scored questions' ids
+ * and texts, not their grades, so adding labels repeats only scoring), the scored question ids, the chunking, and the unit's own parameters
  * (BM25 k1/b and analyser; the embedding model's cache keys; fusion; the retriever module's file hash and options; the
  * run file's hash; the reranker's cache key and depth). A stored ranking at depth D serves any depth ≤ D (every depth is
  * a prefix). Files are written to a temporary name and renamed, so a kill never leaves a half-written checkpoint; an
@@ -24,8 +25,9 @@ const CHUNKS_MAGIC = 'RSCHUNK1';
 const CHUNK_FIELDS = 5;
 
 /**
- * The checkpoint key of a chunking: the dataset fingerprint, the documents' id order (the file refers to documents by
- * position; the fingerprint sorts them), the chunking spec, the tokenizer name and {@link CHUNKER_VERSION}.
+ * The checkpoint key of a chunking: the corpus fingerprint (src/load/dataset.ts `fingerprintCorpus`: documents only,
+ * so labels do not enter), the documents' id order (the file refers to documents by position; the fingerprint sorts
+ * them), the chunking spec, the tokenizer name and {@link CHUNKER_VERSION}.
  */
 export function chunkingCheckpointKey(fingerprint: string, docs: readonly Doc[], spec: ChunkingSpec, tokenizerName: string): string {
   const order = createHash('sha256');
@@ -41,8 +43,25 @@ export function chunkingCheckpointKey(fingerprint: string, docs: readonly Doc[],
   });
 }
 
-/** Bumped whenever what a ranking unit computes changes meaning. */
-export const CHECKPOINT_FORMAT = 1;
+/**
+ * Bumped whenever what a ranking unit computes, or what its key is made of, changes meaning. 2: keys hold
+ * {@link rankingInputsKey} and the corpus fingerprint instead of the dataset fingerprint (which includes the grades),
+ * so labelling no longer invalidates rankings (issue 20).
+ */
+export const CHECKPOINT_FORMAT = 2;
+
+/**
+ * What ranking units depend on from the dataset: sha256 (hex) over the corpus fingerprint and, per scored question in
+ * order, its id and text (`JSON.stringify([id, text])` lines). Grades, evidence and tags do not enter: rankings do not
+ * depend on them. (Which questions are scored does: a question that gains its first label joins the lists, and the
+ * units are computed again.)
+ */
+export function rankingInputsKey(corpusFingerprint: string, questions: readonly { id: string; text: string }[]): string {
+  const h = createHash('sha256');
+  h.update(`corpus ${corpusFingerprint}\n`);
+  for (const q of questions) h.update(`${JSON.stringify([q.id, q.text])}\n`);
+  return h.digest('hex');
+}
 
 /** A stored ranking unit. */
 export interface Checkpoint {

@@ -21,7 +21,7 @@ import pLimit from 'p-limit';
 import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Question, QueryDetail, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config/expand.js';
-import { loadDataset } from '../load/dataset.js';
+import { fingerprintCorpus, loadDataset } from '../load/dataset.js';
 import { defaultTokenizer } from '../chunk/chunker.js';
 import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { TIE_RULE } from '../retrieve/rank.js';
@@ -53,7 +53,7 @@ import type { Reranker, RerankSpec } from '../rerank/types.js';
 import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
-import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
+import { CheckpointStore, chunkingCheckpointKey, fileHash, rankingInputsKey } from './checkpoint.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -248,7 +248,10 @@ export async function runSweep(
   const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
   const questionsIn: RetrieverQuestion[] = scored.map((q) => ({ id: q.id, text: q.text }));
   const store = new CheckpointStore(config.cacheDir, options.resume ?? true);
-  const common = { dataset: dataset.fingerprint, questions: scored.map((q) => q.id), level: config.level };
+  // Ranking units are keyed by what rankings depend on: the corpus and the scored questions' ids and texts, not the
+  // grades (issue 20: a sweep re-run after labelling repeats only scoring; checkpoint format 2).
+  const corpusFingerprint = fingerprintCorpus(dataset.docs);
+  const common = { dataset: rankingInputsKey(corpusFingerprint, scored), questions: scored.map((q) => q.id), level: config.level };
 
   // 2. Chunk, once per chunking the grid or a retriever needs.
   const tokenizer = defaultTokenizer();
@@ -262,7 +265,7 @@ export async function runSweep(
     const t0 = performance.now();
     try {
       // Chunking checkpoint (issue 13 §1): a re-run after a kill reads the chunks back instead of cutting again.
-      const chunkKey = chunkingCheckpointKey(dataset.fingerprint, dataset.docs, spec, tokenizer.name);
+      const chunkKey = chunkingCheckpointKey(corpusFingerprint, dataset.docs, spec, tokenizer.name);
       const chunks =
         store.getChunks(chunkKey, dataset.docs) ??
         store.putChunks(
@@ -548,6 +551,7 @@ export async function runSweep(
       layout: dataset.layout,
       split: dataset.split ?? null,
       fingerprint: dataset.fingerprint,
+      corpus: corpusFingerprint,
       sample: dataset.sample ?? null,
       docs: dataset.docs.length,
       questions: dataset.questions.length,

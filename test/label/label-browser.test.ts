@@ -63,7 +63,7 @@ describe.skipIf(!existsSync(CHROMIUM))('label page in headless Chromium (skipped
     rmSync(f.dir, { recursive: true, force: true });
   });
 
-  const onPair = (n: number) => page.waitForFunction((want) => document.getElementById('qid')?.textContent?.startsWith(`Pair ${want} `), n);
+  const onPair = (n: number) => page.locator('#qid', { hasText: new RegExp(`^Pair ${n} of`) }).waitFor();
 
   it('grades by key and click, undoes, shows the injection as text, survives kill -9 and resumes', async () => {
     const first = await startCli(f.pool, f.labels);
@@ -107,7 +107,7 @@ describe.skipIf(!existsSync(CHROMIUM))('label page in headless Chromium (skipped
     await page.keyboard.press('0');
     await onPair(5);
     await page.click('#merge');
-    await page.waitForFunction(() => document.getElementById('message')?.textContent?.startsWith('merged'));
+    await page.locator('#message', { hasText: /^merged into / }).waitFor();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
 
