@@ -10,7 +10,7 @@ export const INJECTION = 'Note <img src=x onerror="window.__pwned=1"> and <scrip
 
 export const DOCS: Record<string, string> = {
   'a.md': 'Refunds take 5 to 10 business days after the return arrives.',
-  'b.md': 'Shipping to islands is not possible; we deliver on the mainland only.',
+  'b.md': 'Shipping to islands is not possible; refunds for island orders take longer.',
   'c.md': 'Warranty claims need the receipt and the serial number.',
   'inj.md': INJECTION,
 };

@@ -75,6 +75,8 @@ describe.skipIf(!existsSync(CHROMIUM))('label page in headless Chromium (skipped
     await page.goto(first.url);
     await onPair(1);
     expect(await page.locator('#question').textContent()).toBe('How long do refunds take?');
+    // Question words highlighted as <mark> text: "refunds" (plural of refund), "take", and "longer" (starts with long).
+    expect(await page.locator('#passage mark').allTextContents()).toEqual(['refunds', 'take', 'longer']);
     await page.keyboard.press('2'); // pair 1 (b.md) by key
     await onPair(2);
     // The injection passage: shown as text, nothing ran, no element made from it.
