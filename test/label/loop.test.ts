@@ -84,4 +84,47 @@ describe('sweep → pool → label → sweep', () => {
     expect(e.code).toBe('RESULTS_INVALID');
     expect(e.message).toContain('dataset.path');
   });
+
+  it('at level evidence pairs are chunks with their ranges; a graded chunk lands as an evidence range and leaves the pool', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'rs-loop-ev-'));
+    const ds = path.join(root, 'tiny');
+    cpSync(tiny, ds, { recursive: true });
+    const config = parseConfig({
+      name: 'tiny',
+      dataset: { path: ds },
+      level: 'evidence',
+      chunking: { sizes: [16], overlap: 4 },
+      topK: [1, 3, 5],
+      modes: ['keyword'],
+      primaryMetric: 'recall@3',
+      cacheDir: path.join(root, 'cache'),
+      statistics: { seed: 7, resamples: 1000, alpha: 0.05, minQuestions: 1 },
+    });
+    const sweep = async (name: string) => {
+      const { result: raw } = await runSweep(config, { now: () => new Date('2026-01-01T00:00:00Z') });
+      const analysis = analyze(raw, { seed: 7, resamples: 1000, minQuestions: 1 });
+      const result = withStatistics(raw, analysis);
+      const dir = path.join(root, name);
+      writeArtifacts(dir, result, renderReports(result, analysis) as unknown as Record<string, string>);
+      return dir;
+    };
+    const pool = await poolFromResults(await sweep('r1'), { depth: 5, rows: 'all' });
+    expect(pool.header.level).toBe('chunk');
+    expect(pool.header.sweepLevel).toBe('evidence');
+    expect(pool.pairs.length).toBeGreaterThan(0);
+    const texts = new Map<string, string>();
+    for (const p of pool.pairs) {
+      if (!texts.has(p.doc)) texts.set(p.doc, readFileSync(path.join(ds, 'docs', p.doc), 'utf8'));
+      expect(p.chunk).toMatch(/#\d+$/);
+      expect(p.passage).toBe(texts.get(p.doc)!.slice(p.start, p.end));
+    }
+    const top = pool.pairs[0];
+    const file = path.join(ds, 'questions.jsonl');
+    const m = mergeLabelsFile(file, [{ qid: top.qid, doc: top.doc, chunk: top.chunk, start: top.start, end: top.end, grade: 2, source: 'human', assessor: 'alice', disagreements: [] }], 'evidence');
+    expect(m.added).toBe(1);
+    const line = readFileSync(file, 'utf8').split('\n').map((l) => (l ? (JSON.parse(l) as { id: string; evidence?: unknown[] }) : null)).find((o) => o?.id === top.qid)!;
+    expect(line.evidence!.at(-1)).toEqual({ doc: top.doc, start: top.start, end: top.end, grade: 2 });
+    const again = await poolFromResults(await sweep('r2'), { depth: 5, rows: 'all' });
+    expect(again.pairs.some((p) => p.qid === top.qid && p.start === top.start && p.doc === top.doc)).toBe(false);
+  });
 });
