@@ -331,9 +331,13 @@ export function buildProgram(io: CliIo = processIo): Command {
       io.stdout(`${server.url}\n`);
       io.stderr('open the address above in a browser (nothing is opened for you); Ctrl-C merges the labels and stops\n');
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        const on = (sig: NodeJS.Signals) => () => resolve(sig);
-        process.once('SIGINT', on('SIGINT'));
-        process.once('SIGTERM', on('SIGTERM'));
+        const stop = (sig: NodeJS.Signals) => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve(sig);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
       });
       await server.close();
       const end = server.state();
