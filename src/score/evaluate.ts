@@ -19,9 +19,11 @@
  *   rank column is ignored. A docno repeated within a question keeps its first slot in that order; later copies
  *   are non-relevant slots, and a warning names them (trec_eval refuses such runs).
  * - Means are arithmetic means over the scored questions (macro average), summed in qrels order.
- * - Judged: a document with a judgement of any grade (0 and negative included). `judged@k` counts the slots of the
- *   top k holding one (a short ranking's missing tail is not judged); `bpref` skips every unjudged document;
- *   `*_condensed` measures are computed on the ranking with its unjudged documents removed (trec_eval `-J`).
+ * - Judged: a slot holding a document with a judgement of any grade (0 and negative included), at that document's
+ *   first slot (a repeat is a non-relevant slot whatever the labels, and exported runs name it `doc#n`, unjudged).
+ *   `judged@k` counts the judged slots of the top k (a short ranking's missing tail is not judged); `bpref` skips
+ *   every other slot; `*_condensed` measures are computed on the judged slots alone, ranks closed up (trec_eval
+ *   `-J`).
  */
 import { HarnessError } from '../errors.js';
 import { rankByRule } from '../retrieve/rank.js';
@@ -348,9 +350,13 @@ function scoreExtended(ranking: readonly string[], prepared: PreparedJudgements,
     // judgedPrefix[k] = judged slots among ranks 1..k (k beyond the ranking: the count stops growing)
     judgedPrefix = new Int32Array(ext.maxJudgedK + 1);
     const depth = ranking.length < ext.maxJudgedK ? ranking.length : ext.maxJudgedK;
+    const seen = new Set<string>();
     let n = 0;
     for (let i = 0; i < ext.maxJudgedK; i++) {
-      if (i < depth && isJudged(ranking[i])) n++;
+      if (i < depth && isJudged(ranking[i]) && !seen.has(ranking[i])) {
+        seen.add(ranking[i]);
+        n++;
+      }
       judgedPrefix[i + 1] = n;
     }
   }

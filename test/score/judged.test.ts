@@ -33,9 +33,9 @@ describe('judged@k (ir_measures Judged@k)', () => {
     expect(r.mean['judged@2']).toBeCloseTo((1 / 2 + 0) / 2, 10);
   });
 
-  it('a judged document repeated in the ranking is judged at every slot it holds', () => {
+  it('a judged document repeated in the ranking is judged at its first slot only (exported runs name the repeat doc#n)', () => {
     const s = scoreRanking(['a', 'a', 'x'], { a: 0, b: 1 }, ms('judged@3'));
-    expect(s.values['judged@3']).toBeCloseTo(2 / 3, 10);
+    expect(s.values['judged@3']).toBeCloseTo(1 / 3, 10);
   });
 
   it('Judged@10 and judged@10 are one measure; judged needs a cutoff and has no condensed form', () => {
@@ -130,6 +130,13 @@ describe('condensed lists (trec_eval -J, Sakai 2007)', () => {
     expect(v.recip_rank).toBeCloseTo(1 / 2, 10);
     expect(v.ndcg).toBeCloseTo((1 / log2(3) + 2 / log2(6)) / (2 / log2(2) + 1 / log2(3)), 10);
     expect(v['precision@2']).toBeCloseTo(1 / 2, 10);
+  });
+
+  it('a repeated document keeps its first slot only in the condensed list (b a a b -> b a)', () => {
+    const v = scoreRanking(['b', 'a', 'a', 'b', 'n'], j, ms('precision_condensed@3', 'map_condensed@3')).values;
+    // condensed: b a n; precision@3 = 2/3; AP = (1/1 + 2/2) / 2
+    expect(v['precision_condensed@3']).toBeCloseTo(2 / 3, 10);
+    expect(v['map_condensed@3']).toBeCloseTo((1 / 1 + 2 / 2) / 2, 10);
   });
 
   it('bpref ignores unjudged documents already, so bpref_condensed equals bpref', () => {

@@ -8,7 +8,11 @@ import { ALL_MEASURE_FAMILIES, formatMeasure, MEASURE_FAMILIES, type Measure } f
 /** The definitions, spelled out with no shortcuts: dedupe first, then slice, count and sum. */
 function oracle(ranking: string[], judgements: Record<string, number>, m: Measure, t: number): number {
   // a condensed measure: the same measure on the ranking without its unjudged documents (trec_eval -J)
-  if (m.condensed === true) return oracle(ranking.filter((id) => Object.hasOwn(judgements, id)), judgements, { family: m.family, k: m.k }, t);
+  // (a repeated document keeps its first slot only, like an unjudged one: exported runs name the repeat doc#n)
+  if (m.condensed === true) {
+    const condensed = ranking.filter((id, i) => Object.hasOwn(judgements, id) && ranking.indexOf(id) === i);
+    return oracle(condensed, judgements, { family: m.family, k: m.k }, t);
+  }
   const seen = new Set<string>();
   const grades = ranking.map((id) => {
     if (seen.has(id)) return 0; // a repeat is a non-relevant slot
@@ -51,7 +55,7 @@ function oracle(ranking: string[], judgements: Record<string, number>, m: Measur
     case 'recip_rank':
       return firstRel > 0 ? 1 / firstRel : 0;
     case 'judged':
-      return ranking.slice(0, k).filter((id) => Object.hasOwn(judgements, id)).length / k;
+      return ranking.slice(0, k).filter((id, i) => Object.hasOwn(judgements, id) && ranking.indexOf(id) === i).length / k;
     case 'bpref': {
       // Buckley and Voorhees 2004 as trec_eval m_bpref.c: judged documents only, each once
       const N = all.filter((g) => g < t).length;
