@@ -284,3 +284,16 @@ export function cutoffIsOptional(family: MeasureFamily): boolean {
 export function takesNoCutoff(family: MeasureFamily): boolean {
   return NO_CUTOFF.has(family);
 }
+
+/**
+ * The measures a sweep row is scored on at cutoff k (levels document and chunk): `families` at k (the classic row
+ * families), then `judged@k`, then with `condensed` each family's condensed form at k (`ndcg_condensed@10`), in that
+ * order. The classic measures come first and are computed exactly as without the others.
+ * @throws HarnessError `MEASURE_UNKNOWN` when `k` is not an integer ≥ 1 or a family is unknown.
+ */
+export function rowMeasuresAt(k: number, families: readonly MeasureFamily[], options: { condensed: boolean }): Measure[] {
+  const base = measuresAtK(k, families);
+  const judged: Measure = { family: 'judged', k };
+  if (!options.condensed) return [...base, judged];
+  return [...base, judged, ...base.map((m) => condensedMeasure(m)).filter((m): m is Measure => m !== null)];
+}
