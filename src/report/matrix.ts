@@ -175,15 +175,40 @@ export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string
   return `${lines.join('\n')}\n`;
 }
 
-/** `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. */
+/**
+ * `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`.
+ *
+ * When the rows have judged@k (levels document and chunk), each row also has `unjudged_bounds`: for a row at the
+ * primary k, `{ "judged": judged@k, "lower": the primary metric as scored (unjudged documents not relevant), "upper":
+ * the primary metric if every unjudged document of its top k were relevant at the threshold grade (null when it
+ * cannot be computed) }` (report/unjudged.ts, src/score/bounds.ts); null for the other rows. And the top level has
+ * `unjudged`: `{ "judged_metric", "warn_below", "max_spread", "spread" (tier-1 max − min judged@k, null with fewer
+ * than two), "warning" (text or null), "could_change" (true when another candidate's upper bound exceeds the
+ * recommended row's lower bound; null without bounds), "overtaking" (those rows' ids) }`.
+ */
 export function renderMatrixJson(result: SweepResult, analysis: Analysis): string {
   const columns = matrixColumns(result);
-  const rows = matrixRows(result, analysis).map((r) => {
+  const u = analysis.unjudged ?? null;
+  const boundsOf = new Map((u?.rows ?? []).map((r) => [r.index, { judged: r.judged, lower: r.lower, upper: r.upper }]));
+  const rows = matrixRows(result, analysis).map((r, i) => {
     const o: Record<string, unknown> = {};
     for (const col of columns) o[col] = r[col];
     o.metrics = r.metrics;
     o.ci = r.ci;
+    if (u) o.unjudged_bounds = boundsOf.get(i) ?? null;
     return o;
   });
-  return `${JSON.stringify({ primary_metric: result.primaryMetric, rows }, null, 2)}\n`;
+  const top: Record<string, unknown> = { primary_metric: result.primaryMetric };
+  if (u)
+    top.unjudged = {
+      judged_metric: u.metric,
+      warn_below: u.warnBelow,
+      max_spread: u.maxSpread,
+      spread: u.spread,
+      warning: u.warning,
+      could_change: u.bounds ? u.bounds.couldChange : null,
+      overtaking: u.bounds ? u.bounds.overtaking : [],
+    };
+  top.rows = rows;
+  return `${JSON.stringify(top, null, 2)}\n`;
 }
