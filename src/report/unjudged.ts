@@ -139,7 +139,10 @@ export function unjudgedAnalysis(
       `If every unjudged document in the top ${primary.k} were relevant (grade ${threshold}), ${result.primaryMetric} would rise at most to: ${ranges}` +
       (tier1.length > shown.length ? ` (and ${tier1.length - shown.length} more tier-1 rows)` : '') +
       (couldChange
-        ? `; so the recommendation could change: ${overtaking.slice(0, 5).join(', ')}${overtaking.length > 5 ? ', …' : ''} could exceed ${bestRow.id}'s ${f3(bestRow.lower)}.`
+        ? `; so the recommendation could change: ${overtaking
+            .slice(0, 5)
+            .map((id) => `${id} (up to ${f3(rows.find((r) => r.id === id)!.upper as number)})`)
+            .join(', ')}${overtaking.length > 5 ? ', …' : ''} could exceed ${bestRow.id}'s ${f3(bestRow.lower)}.`
         : `; the recommendation could not change: no other row's upper bound exceeds ${bestRow.id}'s ${f3(bestRow.lower)}.`);
     bounds = { couldChange, overtaking, sentence };
   }
