@@ -93,7 +93,9 @@ export {
   canonicalMeasureName,
   measuresAtK,
   MEASURE_FAMILIES,
+  ALL_MEASURE_FAMILIES,
   MEASURE_ALIASES,
+  condensedMeasure,
   type Measure,
   type MeasureFamily,
 } from './score/measures.js';
@@ -111,6 +113,7 @@ export {
   type ScoreOptions,
 } from './score/evaluate.js';
 export { MAX_GRADE, MIN_TREC_GRADE } from './score/grades.js';
+export { unjudgedBounds, type UnjudgedBounds } from './score/bounds.js';
 export { jsonSchemas } from './config/json-schema.js';
 export { questionLineSchema } from './load/question-schema.js';
 export { bootstrapCI, pairedPermutationTest, holm, minimumDetectableDifference, seededRandom } from './score/stats.js';

@@ -5,7 +5,7 @@
  */
 import { readQrels, readRun } from '../load/trec.js';
 import { evaluate, resolveThreshold } from '../score/evaluate.js';
-import { formatMeasure, measuresAtK, parseMeasure, type Measure, type MeasureFamily } from '../score/measures.js';
+import { condensedMeasure, formatMeasure, measuresAtK, parseMeasure, type Measure, type MeasureFamily } from '../score/measures.js';
 
 /** Options of the evaluate command, as the CLI parser hands them over. */
 export interface EvaluateCommandOptions {
@@ -26,6 +26,12 @@ export interface EvaluateCommandOptions {
   json?: boolean;
   /** Minimum relevant grade, integer ≥ 1, default 1. */
   relevanceThreshold?: number;
+  /**
+   * trec_eval `-J`: every measure is also computed on condensed lists (unjudged documents removed from the ranking
+   * first), printed as `<family>_condensed[@k]` right after the measure itself (`bpref`, then `bpref_condensed`).
+   * `judged@k` has no condensed form and is printed once. Default false.
+   */
+  condensed?: boolean;
 }
 
 const DEFAULT_FAMILIES: readonly MeasureFamily[] = ['hit_rate', 'recall', 'precision', 'mrr', 'ndcg', 'map'];
@@ -62,6 +68,18 @@ export function runEvaluateCommand(opts: EvaluateCommandOptions): { stdout: stri
     measures.push(m);
   }
   if (measures.length === 0) measures.push(...DEFAULT_EVALUATE_MEASURES.map(parseMeasure));
+  if (opts.condensed) {
+    const given = measures.splice(0);
+    for (const m of given) {
+      measures.push(m);
+      const c = condensedMeasure(m);
+      if (c === null || m.condensed === true) continue;
+      const name = formatMeasure(c);
+      if (seen.has(name)) continue;
+      seen.add(name);
+      measures.push(c);
+    }
+  }
 
   const qrels = readQrels(opts.qrels);
   const run = readRun(opts.run);

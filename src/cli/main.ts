@@ -217,11 +217,12 @@ export function buildProgram(io: CliIo = processIo): Command {
     .description('score a TREC run file against TREC qrels (trec_eval -c conventions)')
     .argument('<qrels>', 'qrels file: qid 0 docno grade')
     .argument('<run>', 'run file: qid Q0 docno rank score tag')
-    .option('-m, --measure <name...>', 'measures such as ndcg@10 recall@5 r_precision (default: a standard set)')
+    .option('-m, --measure <name...>', 'measures such as ndcg@10 recall@5 r_precision recip_rank bpref judged@10 ndcg_condensed@10 (default: a standard set)')
     .option('--per-query', 'add a row per question')
     .option('--json', 'print JSON {"mean", "per_query", "excluded"}')
     .option('--threshold <grade>', 'grades at or above this count as relevant', '1')
-    .action(async (qrels: string, run: string, opts: { measure?: string[]; perQuery?: boolean; json?: boolean; threshold: string }) => {
+    .option('-J, --condensed', 'also score every measure on condensed lists, unjudged documents removed (trec_eval -J): <measure>_condensed')
+    .action(async (qrels: string, run: string, opts: { measure?: string[]; perQuery?: boolean; json?: boolean; threshold: string; condensed?: boolean }) => {
       const threshold = Number(opts.threshold);
       if (!Number.isInteger(threshold) || threshold < 1)
         throw new HarnessError('USAGE', `--threshold must be a whole number ≥ 1 (got ${opts.threshold})`, {
@@ -235,6 +236,7 @@ export function buildProgram(io: CliIo = processIo): Command {
         perQuery: Boolean(opts.perQuery),
         json: Boolean(opts.json),
         relevanceThreshold: threshold,
+        condensed: Boolean(opts.condensed),
       });
       if (out.stderr) io.stderr(nl(out.stderr));
       io.stdout(nl(out.stdout));

@@ -318,6 +318,30 @@ export const configSchema = z
       .strict()
       .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30 })
       .describe('Confidence intervals and Holm tiers.'),
+    unjudged: z
+      .object({
+        condensed: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Add every row metric on condensed lists (unjudged documents removed first, trec_eval -J): ndcg_condensed@10 and so on, beside the usual columns.',
+          ),
+        warnBelow: z
+          .number()
+          .min(0, 'must be in [0, 1]')
+          .max(1, 'must be in [0, 1]')
+          .default(0.5)
+          .describe('The report warns when the primary metric’s row has judged@k (share of its top k with a label) below this.'),
+        maxSpread: z
+          .number()
+          .min(0, 'must be in [0, 1]')
+          .max(1, 'must be in [0, 1]')
+          .default(0.2)
+          .describe('The report warns when the tier-1 rows’ judged@k differ by more than this.'),
+      })
+      .strict()
+      .default({ condensed: false, warnBelow: 0.5, maxSpread: 0.2 })
+      .describe('Unjudged documents: condensed-list columns and the report’s judged@k warnings (docs/metrics.md).'),
     cacheDir: z
       .string()
       .default('.cache/retrieval-sweep')
@@ -345,7 +369,7 @@ export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embedding
   embeddings: EmbeddingSpec[];
   /** Absolute dataset folder. */
   datasetPath: string;
-  /** Family and k of the primary metric (`ndcg`, 10). */
+  /** Family and k of the primary metric (`ndcg`, 10; `ndcg_condensed`, 10 for a condensed one). */
   primary: { family: string; k: number };
   /** Absolute path of the config file, when read from one. */
   configFile?: string;
@@ -377,6 +401,10 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
       throw e;
     }
     if (m.k === null) return [['primaryMetric', `primaryMetric (${c.primaryMetric}) needs a cutoff such as ndcg@10`]];
+    if (m.family === 'judged')
+      return [['primaryMetric', `primaryMetric (${c.primaryMetric}) says how much is labelled, not how good a row is; pick a quality metric such as ndcg@10`]];
+    if (m.condensed === true && !c.unjudged.condensed)
+      return [['primaryMetric', `primaryMetric (${c.primaryMetric}) is a condensed metric; set unjudged: { condensed: true } so the rows have it`]];
     if (!c.topK.includes(m.k))
       return [['primaryMetric', `primaryMetric (${c.primaryMetric}) has k = ${m.k}, which is not in topK [${c.topK.join(', ')}]; add ${m.k} to topK or pick a listed k`]];
     return [];
@@ -479,7 +507,7 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
     rerank: resolveRerankList(c.rerank),
     semantic: c.semantic.map(resolveSemanticEntry),
     datasetPath: path.resolve(baseDir, c.dataset.path),
-    primary: { family: primary.family, k: primary.k as number },
+    primary: { family: primary.condensed === true ? `${primary.family}_condensed` : primary.family, k: primary.k as number },
     ...(source ? { configFile: path.resolve(source) } : {}),
   };
 }

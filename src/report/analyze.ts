@@ -28,6 +28,7 @@ import {
 import { HarnessError } from '../errors.js';
 import { isRelevant, manifestValue, relevanceThreshold, rerankKey, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
 import { allWarnings, excludedWarning, failedWarning } from './warnings.js';
+import { unjudgedAnalysis, type UnjudgedAnalysis } from './unjudged.js';
 
 /** Options of {@link analyze}. */
 export interface AnalyzeOptions {
@@ -299,6 +300,11 @@ export interface Analysis {
   models: ModelComparison;
   /** Question ids with no relevant result in the top k of any ok row (firstRelevantRank null everywhere). */
   missedByAll: string[];
+  /**
+   * judged@k of the rows at the primary k, the unjudged warning and the bounds of the primary metric (report/unjudged.ts);
+   * null when the rows have no judged@k (level evidence, results written before it existed).
+   */
+  unjudged: UnjudgedAnalysis | null;
   failed: { id: string; error: string }[];
   /** Every warning of the run (`result.warnings`, in order; see report/warnings.ts), then the statistics' own. */
   warnings: string[];
@@ -542,6 +548,12 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     .map((c) => ({ id: c.config.id, error: c.error ?? 'failed (no message)' }));
   const failedText = failedWarning(failed.length);
   if (failedText !== null) warnings.push(failedText);
+  const unjudged = unjudgedAnalysis(
+    result,
+    rows.filter((r) => r.candidate).map((r) => ({ index: r.index, tier: r.tier ?? null })),
+    best === null ? null : best.index,
+  );
+  if (unjudged?.warning) warnings.push(unjudged.warning);
 
   const threshold = relevanceThreshold(result);
   const primaryColumn = (i: number): Float64Array | undefined => {
@@ -580,6 +592,7 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     cutoffs,
     models,
     missedByAll,
+    unjudged,
     failed,
     warnings: allWarnings(result, warnings),
   };

@@ -270,9 +270,13 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   if (analysis.best) {
     const comp = new Map(analysis.comparisons.map((c) => [c.id, c]));
     const ids = [analysis.best.id, ...analysis.comparisons.map((c) => c.id)];
+    // judged@k beside the primary metric (issue 20), ⚠ below unjudged.warnBelow
+    const jm = analysis.unjudged?.metric;
+    const judgedCell = (v: number | undefined) => (typeof v === 'number' ? `${fmt3(v)}${v < analysis.unjudged!.warnBelow ? ' ⚠' : ''}` : '—');
+    const num = (v: number | undefined) => (typeof v === 'number' ? v : null);
     body.push('<div class="scroll"><table class="sortable" id="tier-table"><thead><tr>');
     body.push(
-      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query']
+      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query', ...(jm ? [jm] : [])]
         .map((s, i) => `<th${[0, 1, 2, 5, 7].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
         .join(''),
     );
@@ -296,6 +300,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(c ? fmtP(c.pValue) : '', { v: c ? c.pValue : null }) +
           td(c ? fmtP(c.pHolm) : '', { v: c ? c.pHolm : null }) +
           td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
+          (jm ? td(judgedCell(r.means[jm]), { v: num(r.means[jm]) }) : '') +
           '</tr>',
       );
     }

@@ -62,8 +62,9 @@ export const PLAIN: TextStyle = { id: (s) => s, text: (s) => s };
  * fewer than `minQuestions` judged questions, or a minimum detectable difference above a tenth of the metric's range),
  * that there is not enough evidence to choose and why. Line 1 states that the primary metric and k were declared
  * before the run. Then the tier-1 sentence (never "a defensible choice" without enough evidence), the rows in tier 1
- * whose difference interval excludes 0 (not tied with the best, whatever the test says), and the fastest tier-1 row
- * when it is clearly faster than the best.
+ * whose difference interval excludes 0 (not tied with the best, whatever the test says), the fastest tier-1 row
+ * when it is clearly faster than the best, and, when the rows have judged@k, the unjudged warning and the bounds
+ * sentence (report/unjudged.ts).
  */
 export function recommendationText(result: SweepResult, analysis: Analysis, style: TextStyle = PLAIN): string[] {
   // Only names that come from the user's config or data go through style.text; the fixed wording and numbers are
@@ -116,6 +117,12 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
         `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtTime(fastest.meanQueryMs)} ms per query vs ${fmtTime(b.meanQueryMs)} ms).`,
       );
   }
+  // Unjudged documents (issue 20): the warning, then the bounds sentence. Ids in them come from the config: t().
+  const u = analysis.unjudged;
+  if (u) {
+    if (u.warning) lines.push(`Warning: ${t(u.warning)}`);
+    if (u.bounds) lines.push(t(u.bounds.sentence));
+  }
   return lines;
 }
 
@@ -159,7 +166,9 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       '',
     );
 
-  // Tier 1 and comparisons.
+  // Tier 1 and comparisons; judged@k beside the primary metric (issue 20), ⚠ below unjudged.warnBelow.
+  const jm = analysis.unjudged?.metric;
+  const judgedCell = (v: number | undefined) => (typeof v === 'number' ? `${fmt3(v)}${v < analysis.unjudged!.warnBelow ? ' ⚠' : ''}` : '—');
   const compById = new Map(analysis.comparisons.map((c) => [c.id, c]));
   const compRow = (id: string): string[] => {
     const r = byId.get(id)!;
@@ -172,6 +181,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       code(r.config.chunkingKey),
       fmt3(m?.mean),
       fmtCI(m?.low, m?.high),
+      ...(jm ? [judgedCell(r.means[jm])] : []),
       c ? fmtSigned(c.diff) : 'best',
       c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '',
       c ? fmtP(c.pValue) : '',
@@ -179,7 +189,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       fmtTime(r.meanQueryMs),
     ];
   };
-  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query'];
+  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', ...(jm ? [jm] : []), 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query'];
   if (analysis.best) {
     out.push(`## Tier 1: not significantly worse than the best on ${pm}`, '');
     out.push(...mdTable(compHeader, analysis.tier1.map(compRow)), '');

@@ -6,7 +6,10 @@
  * `null` in JSON), fusion (the fusion key of a hybrid row, `rrf`, `cvx-mm-a0.5`; empty otherwise), rerank
  * (`<label>-d<depth>` of a reranked row; empty otherwise), k, the seven metric families at the row's own k (hit_rate, recall,
  * precision, mrr, ndcg, ndcg_exp, map), questions, build_seconds, mean_query_ms, status, error, then
- * `<family>_ci_low`, `<family>_ci_high` for each family, then tier (1, 2 or empty). Numbers are written at full
+ * `<family>_ci_low`, `<family>_ci_high` for each family, then tier (1, 2 or empty); then, when the rows have them
+ * (levels document and chunk; not in results written before they existed), judged (the row's `judged@k`: the share
+ * of its top k with a label of any grade) and, with `unjudged.condensed`, `<family>_condensed` for each family (the
+ * row's `<family>_condensed@k`, trec_eval `-J`). Numbers are written at full
  * precision (`String(x)`, which round-trips through `Number`); a missing value is an empty CSV cell or JSON `null`.
  * Text cells a spreadsheet would evaluate are neutralised ({@link csvField}); numbers are written as numbers.
  */
@@ -36,6 +39,19 @@ export const MATRIX_COLUMNS: readonly string[] = Object.freeze([
   'tier',
 ]);
 
+/** The condensed-list columns (`ndcg_condensed` = the row's `ndcg_condensed@k`), when some row has them. */
+const CONDENSED_COLUMNS: readonly string[] = ROW_FAMILIES.map((f) => `${f}_condensed`);
+
+/** True when some row has `judged@<k>` (sweeps at levels document and chunk since issue 20). */
+function hasJudged(result: SweepResult): boolean {
+  return result.configs.some((r) => Object.keys(r.means).some((n) => n.startsWith('judged@')));
+}
+
+/** True when some row has a `<family>_condensed@<k>` value (config `unjudged: { condensed: true }`). */
+function hasCondensed(result: SweepResult): boolean {
+  return result.configs.some((r) => Object.keys(r.means).some((n) => /^[a-z_]+_condensed@\d+$/.test(n)));
+}
+
 type Cell = string | number | null;
 
 /** Evidence-level families at the row's k (level: evidence only), after the standard columns. */
@@ -59,11 +75,13 @@ function hasAnnRecall(result: SweepResult): boolean {
 /**
  * The CSV header for this sweep: {@link MATRIX_COLUMNS}, plus at level `evidence` the evidence families at the row's
  * k (`evidence_recall`, `evidence_precision`, `evidence_iou`, `tokens`) and `evidence_recall_<B>t` per token budget,
- * plus `ann_recall` (the row's `ann_recall@k`, empty for exact rows) when some row uses an approximate index.
+ * plus `judged` and the condensed columns (`ndcg_condensed`, ...) when some row has them (levels document and chunk), plus
+ * `ann_recall` (the row's `ann_recall@k`, empty for exact rows) when some row uses an approximate index.
  */
 export function matrixColumns(result: SweepResult): string[] {
   const ann = hasAnnRecall(result) ? ['ann_recall'] : [];
-  if (result.level !== 'evidence') return [...MATRIX_COLUMNS, ...ann];
+  const unjudged = [...(hasJudged(result) ? ['judged'] : []), ...(hasCondensed(result) ? CONDENSED_COLUMNS : [])];
+  if (result.level !== 'evidence') return [...MATRIX_COLUMNS, ...unjudged, ...ann];
   return [...MATRIX_COLUMNS, ...EVIDENCE_FAMILIES, ...budgetsOf(result).map((b) => `evidence_recall_${b}t`), ...ann];
 }
 
@@ -115,6 +133,8 @@ export function matrixRows(result: SweepResult, analysis: Analysis): MatrixRow[]
       out[`${f}_ci_high`] = pair ? pair[1] : null;
     }
     out.tier = ra?.tier ?? row.tier ?? null;
+    out.judged = num(row.means[`judged@${c.k}`]);
+    for (const f of ROW_FAMILIES) out[`${f}_condensed`] = num(row.means[`${f}_condensed@${c.k}`]);
     if (result.level === 'evidence') {
       for (const f of EVIDENCE_FAMILIES) out[f] = num(row.means[`${f}@${c.k}`]);
       for (const b of budgets) out[`evidence_recall_${b}t`] = num(row.means[`evidence_recall@${b}t`]);
@@ -155,15 +175,40 @@ export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string
   return `${lines.join('\n')}\n`;
 }
 
-/** `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. */
+/**
+ * `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`.
+ *
+ * When the rows have judged@k (levels document and chunk), each row also has `unjudged_bounds`: for a row at the
+ * primary k, `{ "judged": judged@k, "lower": the primary metric as scored (unjudged documents not relevant), "upper":
+ * the primary metric if every unjudged document of its top k were relevant at the threshold grade (null when it
+ * cannot be computed) }` (report/unjudged.ts, src/score/bounds.ts); null for the other rows. And the top level has
+ * `unjudged`: `{ "judged_metric", "warn_below", "max_spread", "spread" (tier-1 max − min judged@k, null with fewer
+ * than two), "warning" (text or null), "could_change" (true when another candidate's upper bound exceeds the
+ * recommended row's lower bound; null without bounds), "overtaking" (those rows' ids) }`.
+ */
 export function renderMatrixJson(result: SweepResult, analysis: Analysis): string {
   const columns = matrixColumns(result);
-  const rows = matrixRows(result, analysis).map((r) => {
+  const u = analysis.unjudged ?? null;
+  const boundsOf = new Map((u?.rows ?? []).map((r) => [r.index, { judged: r.judged, lower: r.lower, upper: r.upper }]));
+  const rows = matrixRows(result, analysis).map((r, i) => {
     const o: Record<string, unknown> = {};
     for (const col of columns) o[col] = r[col];
     o.metrics = r.metrics;
     o.ci = r.ci;
+    if (u) o.unjudged_bounds = boundsOf.get(i) ?? null;
     return o;
   });
-  return `${JSON.stringify({ primary_metric: result.primaryMetric, rows }, null, 2)}\n`;
+  const top: Record<string, unknown> = { primary_metric: result.primaryMetric };
+  if (u)
+    top.unjudged = {
+      judged_metric: u.metric,
+      warn_below: u.warnBelow,
+      max_spread: u.maxSpread,
+      spread: u.spread,
+      warning: u.warning,
+      could_change: u.bounds ? u.bounds.couldChange : null,
+      overtaking: u.bounds ? u.bounds.overtaking : [],
+    };
+  top.rows = rows;
+  return `${JSON.stringify(top, null, 2)}\n`;
 }

@@ -74,13 +74,16 @@ export function chunkingKeyOfRow(row: Pick<RecheckRow, 'chunking' | 'overlap'>):
 }
 
 /**
- * The measures a row can be re-scored on: the trec_eval families at a cut k (`ndcg@5`); at the evidence level recall
+ * The measures a row can be re-scored on: the trec_eval families at a cut k (`ndcg@5`), and at levels document and
+ * chunk also `judged@5` and the condensed forms (`ndcg_condensed@5`, trec_eval `-J`); at the evidence level recall
  * counts evidence spans, not a trec_eval measure, so it is left out. Chunk- and evidence-level extras
  * (`evidence_recall@5`, `tokens@5`, budgets) are never TREC measures.
  */
 export function recheckableMeasures(level: Level, names: readonly string[]): string[] {
-  const families = level === 'evidence' ? 'hit_rate|precision|mrr|ndcg|ndcg_exp|map' : 'hit_rate|recall|precision|mrr|ndcg|ndcg_exp|map';
-  const re = new RegExp(`^(${families})@\\d+$`);
+  const re =
+    level === 'evidence'
+      ? /^(hit_rate|precision|mrr|ndcg|ndcg_exp|map)@\d+$/
+      : /^((hit_rate|recall|precision|mrr|ndcg|ndcg_exp|map)(_condensed)?|judged)@\d+$/;
   return names.filter((n) => re.test(n));
 }
 

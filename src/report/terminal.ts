@@ -30,12 +30,15 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
     lines.push('');
     const comp = new Map(analysis.comparisons.map((c) => [c.id, c]));
     const shown = analysis.tier1.slice(0, TERMINAL_MAX_ROWS);
-    const table = [['configuration', pm, '95% CI', 'diff', 'p (Holm)', 'ms/query']];
+    const jm = analysis.unjudged?.metric;
+    const table = [['configuration', pm, '95% CI', ...(jm ? [jm] : []), 'diff', 'p (Holm)', 'ms/query']];
     for (const id of shown) {
       const i = result.configs.findIndex((c) => c.config.id === id);
       const m = analysis.rows[i].metrics[pm];
       const c = comp.get(id);
-      table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
+      const j = jm ? result.configs[i].means[jm] : undefined;
+      const judged = jm ? [typeof j === 'number' ? `${fmt3(j)}${j < analysis.unjudged!.warnBelow ? ' !' : ''}` : '—'] : [];
+      table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), ...judged, c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
     }
     lines.push(...textTable(table).map((l) => `  ${l}`));
     if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);

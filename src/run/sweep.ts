@@ -37,7 +37,7 @@ import { embedTexts, embedTextsToMatrices, type EmbedStats } from '../embed/embe
 import type { VectorMatrix } from '../retrieve/vector-matrix.js';
 import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
 import { readRun } from '../load/trec.js';
-import { measuresAtK } from '../score/measures.js';
+import { measuresAtK, rowMeasuresAt } from '../score/measures.js';
 import { prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
@@ -1129,6 +1129,13 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
     return p;
   };
   if (config.level === 'document' || config.level === 'chunk') {
+    // judged@k (and with unjudged.condensed the *_condensed@k columns) beside the row families (issue 20)
+    const rowPlans = new Map<number, MeasurePlan>();
+    const rowPlanAt = (k: number) => {
+      let p = rowPlans.get(k);
+      if (!p) rowPlans.set(k, (p = planMeasures(rowMeasuresAt(k, ROW_FAMILIES, { condensed: config.unjudged?.condensed === true }))));
+      return p;
+    };
     const prepared = scored.map((q) =>
       prepareJudgements(config.level === 'document' ? q.relevant : (q.chunkLabels ?? {}), { relevanceThreshold: threshold }),
     );
@@ -1136,7 +1143,7 @@ function makeScorer(config: SweepConfig, stages: ChunkingStage[], scored: Questi
       score(stage, j, full, k) {
         const hits = full.length > k ? full.slice(0, k) : full;
         const ids = config.level === 'document' ? hits.map((h) => stage.docOf.get(h.id) ?? h.id) : hits.map((h) => h.id);
-        return scorePrepared(ids, prepared[j], planAt(k));
+        return scorePrepared(ids, prepared[j], rowPlanAt(k));
       },
       projectionStats: () => ({}),
       chunkQrels() {

@@ -19,6 +19,11 @@
  *   rank column is ignored. A docno repeated within a question keeps its first slot in that order; later copies
  *   are non-relevant slots, and a warning names them (trec_eval refuses such runs).
  * - Means are arithmetic means over the scored questions (macro average), summed in qrels order.
+ * - Judged: a slot holding a document with a judgement of any grade (0 and negative included), at that document's
+ *   first slot (a repeat is a non-relevant slot whatever the labels, and exported runs name it `doc#n`, unjudged).
+ *   `judged@k` counts the judged slots of the top k (a short ranking's missing tail is not judged); `bpref` skips
+ *   every other slot; `*_condensed` measures are computed on the judged slots alone, ranks closed up (trec_eval
+ *   `-J`).
  */
 import { HarnessError } from '../errors.js';
 import { rankByRule } from '../retrieve/rank.js';
@@ -26,7 +31,10 @@ import { isValidGrade, MAX_GRADE, MIN_TREC_GRADE } from './grades.js';
 import { formatMeasure, isValidCutoff, type Measure } from './measures.js';
 import { hitRateAt } from './metrics/hit-rate.js';
 import { averagePrecisionAt, precisionAtRelevantSlot } from './metrics/map.js';
-import { reciprocalRankAt } from './metrics/mrr.js';
+import { bpref } from './metrics/bpref.js';
+import { condenseRanking } from './metrics/condensed.js';
+import { judgedAt } from './metrics/judged.js';
+import { reciprocalRank, reciprocalRankAt } from './metrics/mrr.js';
 import { exponentialGain } from './metrics/ndcg-exp.js';
 import { discountDenominator, idealDcgAt, idealDcgCurve, linearGain, ndcgAt } from './metrics/ndcg.js';
 import { precisionAt } from './metrics/precision.js';
@@ -94,6 +102,13 @@ export function relevantCount(judgements: Readonly<Record<string, number>>, thre
 export interface PreparedJudgements {
   /** Documents with grade > 0 → grade (grades ≤ 0 and unjudged documents score alike: not relevant, gain 0). */
   readonly positive: ReadonlyMap<string, number>;
+  /**
+   * Documents judged with grade ≤ 0 (judged not relevant). With `positive` this is the judged set that `judged@k`,
+   * `bpref` and the condensed measures read; the classic measures never look at it.
+   */
+  readonly judgedNotPositive: ReadonlySet<string>;
+  /** N: judged documents with grade < threshold (grade ≤ 0 included), bpref's non-relevant count. */
+  readonly nonRelevant: number;
   /** Relevance threshold, integer ≥ 1. */
   readonly threshold: number;
   /** R. */
@@ -115,10 +130,15 @@ export function prepareJudgements(
   const threshold = resolveThreshold(options);
   const gains: number[] = [];
   const positive = new Map<string, number>();
+  const judgedNotPositive = new Set<string>();
   let relevant = 0;
   if (judgements instanceof Map) {
     for (const [id, g] of judgements as ReadonlyMap<string, number>) {
-      if (typeof g !== 'number' || !(g > 0)) continue;
+      if (typeof g !== 'number' || Number.isNaN(g)) continue;
+      if (!(g > 0)) {
+        judgedNotPositive.add(id);
+        continue;
+      }
       positive.set(id, g);
       gains.push(g);
       if (g >= threshold) relevant++;
@@ -128,7 +148,11 @@ export function prepareJudgements(
     for (const id in record) {
       if (!Object.prototype.hasOwnProperty.call(record, id)) continue;
       const g = record[id];
-      if (typeof g !== 'number' || !(g > 0)) continue;
+      if (typeof g !== 'number' || Number.isNaN(g)) continue;
+      if (!(g > 0)) {
+        judgedNotPositive.add(id);
+        continue;
+      }
       positive.set(id, g);
       gains.push(g);
       if (g >= threshold) relevant++;
@@ -136,6 +160,8 @@ export function prepareJudgements(
   }
   return {
     positive,
+    judgedNotPositive,
+    nonRelevant: positive.size + judgedNotPositive.size - relevant,
     threshold,
     relevant,
     idealLinear: idealDcgCurve(gains, linearGain),
@@ -154,9 +180,14 @@ const enum Fam {
   RPrecision,
   /** trec_eval `map`: average precision over the whole ranking (measure `map`, k null). */
   MapAll,
+  /** trec_eval `recip_rank`: reciprocal rank over the whole ranking. */
+  RecipRank,
+  /** trec_eval `ndcg`: ndcg over the whole ranking (measure `ndcg`, k null). */
+  NdcgAll,
 }
 
-const FAMILY_CODE: Record<Measure['family'], Fam> = {
+/** Codes of the classic families; `judged` and `bpref` are scored outside the one pass (see {@link ExtendedPlan}). */
+const FAMILY_CODE: Record<Exclude<Measure['family'], 'judged' | 'bpref'>, Fam> = {
   hit_rate: Fam.HitRate,
   recall: Fam.Recall,
   precision: Fam.Precision,
@@ -165,6 +196,7 @@ const FAMILY_CODE: Record<Measure['family'], Fam> = {
   ndcg_exp: Fam.NdcgExp,
   map: Fam.Map,
   r_precision: Fam.RPrecision,
+  recip_rank: Fam.RecipRank,
 };
 
 /** Number of running sums recorded at each cutoff: relevant count, DCG linear, DCG exponential, precision sum. */
@@ -182,11 +214,17 @@ export interface MeasurePlan {
   readonly measures: readonly Measure[];
   /** Distinct cutoffs, ascending. */
   readonly cutoffs: readonly number[];
-  /** Largest cutoff, 0 when only r_precision or uncut map is asked. */
+  /** Largest cutoff, 0 when only r_precision or uncut measures are asked. */
   readonly maxK: number;
   readonly hasRPrecision: boolean;
-  /** Uncut `map` is asked: the whole ranking is read. */
+  /** Uncut `map`, `ndcg` or `recip_rank` is asked: the whole ranking is read. */
   readonly hasUncutMap: boolean;
+  /**
+   * @internal Set when the list holds `judged@k`, `bpref` or a condensed measure: those are scored around the one
+   * pass of the classic measures (which then run on `extended.core`); null for a list of classic measures only,
+   * whose scoring is exactly the one pass.
+   */
+  readonly extended: ExtendedPlan | null;
   /** @internal family code per measure */
   readonly codes: Int32Array;
   /** @internal index into `cutoffs` per measure (−1 for r_precision) */
@@ -196,22 +234,86 @@ export interface MeasurePlan {
 }
 
 /**
+ * @internal How a plan with judged-aware measures is scored: the classic uncondensed measures in one pass
+ * (`core`), `judged@k` and `bpref` on the ranking, and the condensed measures by `condensed` on the condensed list.
+ */
+interface ExtendedPlan {
+  readonly core: MeasurePlan;
+  /** The condensed measures' plan (the same measures without `condensed`), null when there are none. */
+  readonly condensed: MeasurePlan | null;
+  /** Per measure of the outer plan: where its value comes from. */
+  readonly source: readonly ('core' | 'condensed' | 'judged' | 'bpref')[];
+  /** Per measure: the name it has in its source plan (`ndcg@10` for `ndcg_condensed@10`). */
+  readonly sourceName: readonly string[];
+  /** Largest judged@k cutoff, 0 when none is asked. */
+  readonly maxJudgedK: number;
+  readonly hasBpref: boolean;
+}
+
+function planExtended(measures: readonly Measure[], names: readonly string[]): ExtendedPlan {
+  const core: Measure[] = [];
+  const condensed: Measure[] = [];
+  const source: ('core' | 'condensed' | 'judged' | 'bpref')[] = [];
+  const sourceName: string[] = [];
+  let maxJudgedK = 0;
+  let hasBpref = false;
+  measures.forEach((m, i) => {
+    if (m.condensed === true) {
+      const base = { family: m.family, k: m.k };
+      condensed.push(base);
+      source.push('condensed');
+      sourceName.push(formatMeasure(base));
+    } else if (m.family === 'judged') {
+      if ((m.k as number) > maxJudgedK) maxJudgedK = m.k as number;
+      source.push('judged');
+      sourceName.push(names[i]);
+    } else if (m.family === 'bpref') {
+      hasBpref = true;
+      source.push('bpref');
+      sourceName.push(names[i]);
+    } else {
+      core.push(m);
+      source.push('core');
+      sourceName.push(names[i]);
+    }
+  });
+  return {
+    core: planMeasures(core),
+    condensed: condensed.length > 0 ? planMeasures(condensed) : null,
+    source,
+    sourceName,
+    maxJudgedK,
+    hasBpref,
+  };
+}
+
+/**
  * Compiles `measures` for repeated scoring.
- * @throws HarnessError `MEASURE_UNKNOWN` when a measure is malformed (unknown family, bad or missing k).
+ * @throws HarnessError `MEASURE_UNKNOWN` when a measure is malformed (unknown family, bad or missing k, a condensed
+ *   `judged`).
  */
 export function planMeasures(measures: readonly Measure[]): MeasurePlan {
   const names = measures.map((m) => formatMeasure(m));
+  const extended = measures.some((m) => m.condensed === true || m.family === 'judged' || m.family === 'bpref')
+    ? planExtended(measures, names)
+    : null;
   const cutoffs = [...new Set(measures.filter((m) => m.k !== null).map((m) => m.k as number))].sort((a, b) => a - b);
   const codes = new Int32Array(measures.length);
   const cutoffOf = new Int32Array(measures.length);
   let hasRPrecision = false;
   let hasUncutMap = false;
   measures.forEach((m, i) => {
-    codes[i] = FAMILY_CODE[m.family];
+    if (extended !== null) return; // scored through extended.core and the judged-aware paths
+    codes[i] = FAMILY_CODE[m.family as keyof typeof FAMILY_CODE];
     if (m.k === null) {
       if (m.family === 'map') {
         hasUncutMap = true;
         codes[i] = Fam.MapAll;
+      } else if (m.family === 'ndcg') {
+        hasUncutMap = true;
+        codes[i] = Fam.NdcgAll;
+      } else if (m.family === 'recip_rank') {
+        hasUncutMap = true;
       } else hasRPrecision = true;
       cutoffOf[i] = -1;
     } else {
@@ -222,14 +324,75 @@ export function planMeasures(measures: readonly Measure[]): MeasurePlan {
   return {
     names,
     measures: measures.map((m) => ({ ...m })),
-    cutoffs,
+    cutoffs: extended !== null ? [] : cutoffs,
     maxK: cutoffs.length > 0 ? cutoffs[cutoffs.length - 1] : 0,
     hasRPrecision,
     hasUncutMap,
     codes,
     cutoffOf,
-    scratch: new Float64Array(cutoffs.length * SLOTS),
+    scratch: new Float64Array(extended !== null ? 0 : cutoffs.length * SLOTS),
+    extended,
   };
+}
+
+/**
+ * The judged-aware path of {@link scorePrepared}: the classic measures in one pass over the ranking, then judged@k,
+ * bpref and the condensed measures, values assembled in the plan's order.
+ */
+function scoreExtended(ranking: readonly string[], prepared: PreparedJudgements, plan: MeasurePlan, ext: ExtendedPlan): RankingScore {
+  const { positive, judgedNotPositive } = prepared;
+  const base = scorePrepared(ranking, prepared, ext.core);
+  const isJudged = (id: string): boolean => positive.has(id) || judgedNotPositive.has(id);
+  const condensedValues =
+    ext.condensed !== null ? scorePrepared(condenseRanking(ranking, isJudged), prepared, ext.condensed).values : null;
+  let judgedPrefix: Int32Array | null = null;
+  if (ext.maxJudgedK > 0) {
+    // judgedPrefix[k] = judged slots among ranks 1..k (k beyond the ranking: the count stops growing)
+    judgedPrefix = new Int32Array(ext.maxJudgedK + 1);
+    const depth = ranking.length < ext.maxJudgedK ? ranking.length : ext.maxJudgedK;
+    const seen = new Set<string>();
+    let n = 0;
+    for (let i = 0; i < ext.maxJudgedK; i++) {
+      if (i < depth && isJudged(ranking[i]) && !seen.has(ranking[i])) {
+        seen.add(ranking[i]);
+        n++;
+      }
+      judgedPrefix[i + 1] = n;
+    }
+  }
+  const bprefValue = ext.hasBpref
+    ? bpref(
+        ranking,
+        (id) => {
+          const g = positive.get(id);
+          return g !== undefined ? g : judgedNotPositive.has(id) ? 0 : undefined;
+        },
+        prepared.threshold,
+        prepared.relevant,
+        prepared.nonRelevant,
+      )
+    : 0;
+  const values: Record<string, number> = {};
+  const { names, measures } = plan;
+  for (let m = 0; m < names.length; m++) {
+    switch (ext.source[m]) {
+      case 'core':
+        values[names[m]] = base.values[ext.sourceName[m]];
+        break;
+      case 'condensed':
+        values[names[m]] = (condensedValues as Record<string, number>)[ext.sourceName[m]];
+        break;
+      case 'judged': {
+        const k = measures[m].k as number;
+        values[names[m]] = judgedAt((judgedPrefix as Int32Array)[k], k);
+        break;
+      }
+      case 'bpref':
+        values[names[m]] = bprefValue;
+        break;
+    }
+  }
+  return { values, firstRelevantRank: base.firstRelevantRank, relevant: base.relevant };
 }
 
 /**
@@ -239,6 +402,7 @@ export function planMeasures(measures: readonly Measure[]): MeasurePlan {
  *   repeat ids (a repeat is a non-relevant slot). Not changed.
  */
 export function scorePrepared(ranking: readonly string[], prepared: PreparedJudgements, plan: MeasurePlan): RankingScore {
+  if (plan.extended !== null) return scoreExtended(ranking, prepared, plan, plan.extended);
   const { positive, threshold, relevant } = prepared;
   const { cutoffs, scratch } = plan;
   const nc = cutoffs.length;
@@ -345,6 +509,12 @@ export function scorePrepared(ranking: readonly string[], prepared: PreparedJudg
       case Fam.MapAll:
         v = averagePrecisionAt(precisionSum, relevant);
         break;
+      case Fam.RecipRank:
+        v = reciprocalRank(first);
+        break;
+      case Fam.NdcgAll:
+        v = ndcgAt(dcgLin, prepared.idealLinear[prepared.idealLinear.length - 1]);
+        break;
       default:
         throw new Error(`unreachable: family code ${codes[m]}`);
     }
@@ -379,6 +549,7 @@ function samePlan(plan: MeasurePlan, measures: readonly Measure[]): boolean {
   if (kept.length !== measures.length) return false;
   for (let i = 0; i < kept.length; i++) {
     if (kept[i].family !== measures[i].family || kept[i].k !== measures[i].k) return false;
+    if ((kept[i].condensed === true) !== (measures[i].condensed === true)) return false;
   }
   return true;
 }

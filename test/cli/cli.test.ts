@@ -242,8 +242,8 @@ describe('recheck', () => {
     expect(summary.files).toContain(path.join(out, 'matrix.json'));
     expect(summary.timings.total_seconds).toBeGreaterThanOrEqual(summary.timings.sweep_seconds + summary.timings.report_seconds);
     const ok = await cli('recheck', out);
-    // 2 chunkings × 2 k = 4 rows, each with 7 families at its k.
-    expect(ok.out).toMatch(/^4 configurations, 28 values re-scored from runs\/\*\.trec at relevance threshold 1; max \|diff\| 0\.00e\+0; 0 disagree\n$/);
+    // 2 chunkings × 2 k = 4 rows, each with 7 families and judged@k at its k (issue 20).
+    expect(ok.out).toMatch(/^4 configurations, 32 values re-scored from runs\/\*\.trec at relevance threshold 1; max \|diff\| 0\.00e\+0; 0 disagree\n$/);
     expect(ok.code).toBe(0);
     const mfile = path.join(out, 'matrix.json');
     const matrix = JSON.parse(readFileSync(mfile, 'utf8')) as { rows: { metrics: Record<string, number> }[] };

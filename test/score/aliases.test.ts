@@ -61,8 +61,12 @@ describe('measure aliases', () => {
     expect(e.message).toContain('relevance threshold');
   });
 
-  it('RR without a cutoff is refused (only map has an uncut form)', () => {
-    expect(thrown(() => parseMeasure('RR')).message).toContain('write mrr@10');
+  it('RR and mrr without a cutoff are trec_eval recip_rank (issue 20); ndcg alone is trec_eval ndcg; P without a cutoff is refused', () => {
+    expect(parseMeasure('RR')).toEqual({ family: 'recip_rank', k: null });
+    expect(parseMeasure('mrr')).toEqual({ family: 'recip_rank', k: null });
+    expect(parseMeasure('recip_rank')).toEqual({ family: 'recip_rank', k: null });
+    expect(parseMeasure('ndcg')).toEqual({ family: 'ndcg', k: null });
+    expect(thrown(() => parseMeasure('P')).message).toContain('write precision@10');
   });
 
   it('a misspelt family suggests the nearest one: ndgc@10 -> ndcg', () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EVALUATE_MEASURES, runEvaluateCommand } from '../../src/cli/evaluate.js';
+import { runCli } from '../../src/cli/main.js';
 import { isHarnessError } from '../../src/errors.js';
 import { thrown } from '../helpers/errors.js';
 
@@ -66,6 +67,48 @@ describe('evaluate command', () => {
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: path.join(tmp, 'no.qrels'), run: runPath })), 'QRELS_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: path.join(tmp, 'no.run') })), 'RUN_INVALID')).toBe(true);
     expect(isHarnessError(thrown(() => runEvaluateCommand({ qrels: qrelsPath, run: runPath, relevanceThreshold: 0 })), 'USAGE')).toBe(true);
+  });
+
+  it('-m Judged@10 bpref RR: canonical judged@10, bpref, recip_rank; -J adds the condensed form of each right after it', () => {
+    // q1 ranks x (unjudged) then a (relevant): judged@10 = 1/10, bpref = 1 (no judged non-relevant above a),
+    // recip_rank = 1/2, recip_rank_condensed = 1 (x removed); q3 is missing from the run: 0 everywhere
+    const plain = JSON.parse(runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['Judged@10', 'bpref', 'RR'], json: true }).stdout);
+    expect(Object.keys(plain.mean)).toEqual(['judged@10', 'bpref', 'recip_rank']);
+    const j = JSON.parse(runEvaluateCommand({ qrels: qrelsPath, run: runPath, measures: ['Judged@10', 'bpref', 'RR'], json: true, condensed: true }).stdout);
+    expect(Object.keys(j.mean)).toEqual(['judged@10', 'bpref', 'bpref_condensed', 'recip_rank', 'recip_rank_condensed']);
+    expect(j.per_query.q1['judged@10']).toBeCloseTo(1 / 10, 10);
+    expect(j.per_query.q1.bpref).toBeCloseTo(1 / 1, 10);
+    expect(j.per_query.q1.recip_rank).toBeCloseTo(1 / 2, 10);
+    expect(j.per_query.q1.recip_rank_condensed).toBeCloseTo(1 / 1, 10);
+    expect(j.mean.recip_rank_condensed).toBeCloseTo((1 + 0) / 2, 10);
+    expect(j.mean['judged@10']).toBeCloseTo((1 / 10 + 0) / 2, 10);
+  });
+
+  it('the command line reads -m Judged@10 bpref -J (the variadic -m stops at -J)', async () => {
+    let out = '';
+    const code = await runCli(['node', 'retrieval-sweep', 'evaluate', qrelsPath, runPath, '-m', 'Judged@10', 'bpref', '-J'], {
+      stdout: (s) => void (out += s),
+      stderr: () => undefined,
+    });
+    expect(code).toBe(0);
+    expect(out.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(['judged@10', 'bpref', 'bpref_condensed']);
+  });
+
+  it.skipIf(!existsSync(conformance))('-J on conformance case-03: the JSON means equal expected-judged.jsonl to 1e-9', () => {
+    const expected = JSON.parse(readFileSync(path.join(conformance, 'expected-judged.jsonl'), 'utf8').split('\n')[3]);
+    expect(expected.case).toBe('case-03');
+    const out = JSON.parse(
+      runEvaluateCommand({
+        qrels: path.join(conformance, 'case-03.qrels'),
+        run: path.join(conformance, 'case-03.run'),
+        measures: ['ndcg@10', 'P@5', 'map@10', 'RR', 'Bpref', 'Rprec', 'judged@5'],
+        condensed: true,
+        json: true,
+      }).stdout,
+    );
+    for (const name of ['ndcg_condensed@10', 'precision_condensed@5', 'map_condensed@10', 'recip_rank', 'recip_rank_condensed', 'bpref', 'bpref_condensed', 'r_precision_condensed', 'judged@5']) {
+      expect(out.mean[name], name).toBeCloseTo(expected.mean[name], 9);
+    }
   });
 
   it.skipIf(!existsSync(conformance))('on conformance case-05 the JSON means agree with trec_eval to 1e-9', () => {

@@ -3,10 +3,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatRun, parseRun } from '../../src/load/trec.js';
 import { evaluate, scoreRanking, type Qrels } from '../../src/score/evaluate.js';
-import { formatMeasure, MEASURE_FAMILIES, type Measure } from '../../src/score/measures.js';
+import { ALL_MEASURE_FAMILIES, formatMeasure, MEASURE_FAMILIES, type Measure } from '../../src/score/measures.js';
 
 /** The definitions, spelled out with no shortcuts: dedupe first, then slice, count and sum. */
 function oracle(ranking: string[], judgements: Record<string, number>, m: Measure, t: number): number {
+  // a condensed measure: the same measure on the ranking without its unjudged documents (trec_eval -J)
+  // (a repeated document keeps its first slot only, like an unjudged one: exported runs name the repeat doc#n)
+  if (m.condensed === true) {
+    const condensed = ranking.filter((id, i) => Object.hasOwn(judgements, id) && ranking.indexOf(id) === i);
+    return oracle(condensed, judgements, { family: m.family, k: m.k }, t);
+  }
   const seen = new Set<string>();
   const grades = ranking.map((id) => {
     if (seen.has(id)) return 0; // a repeat is a non-relevant slot
@@ -33,9 +39,10 @@ function oracle(ranking: string[], judgements: Record<string, number>, m: Measur
     case 'ndcg':
     case 'ndcg_exp': {
       const gain = m.family === 'ndcg' ? (g: number) => g : (g: number) => 2 ** g - 1;
-      const ideal = all.filter((g) => g > 0).sort((a, b) => b - a).slice(0, k);
+      const depth = m.k ?? Infinity; // uncut ndcg: every retrieved rank, every grade > 0 in the ideal
+      const ideal = all.filter((g) => g > 0).sort((a, b) => b - a).slice(0, depth);
       const idcg = dcg(ideal, gain);
-      return idcg === 0 ? 0 : dcg(grades.slice(0, k), gain) / idcg;
+      return idcg === 0 ? 0 : dcg(grades.slice(0, depth), gain) / idcg;
     }
     case 'map': {
       let sum = 0;
@@ -45,6 +52,24 @@ function oracle(ranking: string[], judgements: Record<string, number>, m: Measur
     }
     case 'r_precision':
       return R === 0 ? 0 : relIn(R) / R;
+    case 'recip_rank':
+      return firstRel > 0 ? 1 / firstRel : 0;
+    case 'judged':
+      return ranking.slice(0, k).filter((id, i) => Object.hasOwn(judgements, id) && ranking.indexOf(id) === i).length / k;
+    case 'bpref': {
+      // Buckley and Voorhees 2004 as trec_eval m_bpref.c: judged documents only, each once
+      const N = all.filter((g) => g < t).length;
+      const once = new Set<string>();
+      let nonrel = 0;
+      let sum = 0;
+      for (const id of ranking) {
+        if (!Object.hasOwn(judgements, id) || once.has(id)) continue;
+        once.add(id);
+        if (judgements[id] < t) nonrel++;
+        else sum += nonrel === 0 ? 1 : 1 - Math.min(nonrel, R) / Math.min(N, R);
+      }
+      return R === 0 ? 0 : sum / R;
+    }
   }
 }
 
@@ -56,6 +81,14 @@ const measureArb: fc.Arbitrary<Measure> = fc
   .tuple(fc.constantFrom(...MEASURE_FAMILIES), fc.integer({ min: 1, max: 15 }), fc.boolean())
   .map(([family, k, uncut]) => ({ family, k: family === 'r_precision' || (family === 'map' && uncut) ? null : k }));
 const thresholdArb = fc.integer({ min: 1, max: 3 });
+/** Every family (judged-aware ones too), uncut forms where a family has one, condensed forms of all but judged. */
+const anyMeasureArb: fc.Arbitrary<Measure> = fc
+  .tuple(fc.constantFrom(...ALL_MEASURE_FAMILIES), fc.integer({ min: 1, max: 15 }), fc.boolean(), fc.boolean())
+  .map(([family, k, uncut, condensed]) => {
+    const noCutoff = family === 'r_precision' || family === 'recip_rank' || family === 'bpref';
+    const m: Measure = { family, k: noCutoff || ((family === 'map' || family === 'ndcg') && uncut) ? null : k };
+    return condensed && family !== 'judged' ? { ...m, condensed: true } : m;
+  });
 
 describe('properties', () => {
   it('every measure equals the brute-force oracle and lies in [0, 1]', () => {
@@ -67,6 +100,21 @@ describe('properties', () => {
           expect(v).toBeGreaterThanOrEqual(0);
           expect(v).toBeLessThanOrEqual(1 + 1e-12);
           expect(v).toBeCloseTo(oracle(ranking, j, m, t), 10);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('judged@k, bpref, recip_rank, uncut ndcg and every condensed measure equal the brute-force oracle, in [0, 1]', () => {
+    fc.assert(
+      fc.property(rankingArb, judgementsArb, fc.array(anyMeasureArb, { minLength: 1, maxLength: 6 }), thresholdArb, (ranking, j, measures, t) => {
+        const s = scoreRanking(ranking, j, measures, { relevanceThreshold: t });
+        for (const m of measures) {
+          const v = s.values[formatMeasure(m)];
+          expect(v).toBeGreaterThanOrEqual(0);
+          expect(v).toBeLessThanOrEqual(1 + 1e-12);
+          expect(v, formatMeasure(m)).toBeCloseTo(oracle(ranking, j, m, t), 10);
         }
       }),
       { numRuns: 400 },

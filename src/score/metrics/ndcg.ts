@@ -13,6 +13,9 @@
  * binary measures). A document credited at an earlier slot gains 0 at later slots.
  * The sums are accumulated in rank order with one division per term, as trec_eval does, so values agree to the last
  * few bits.
+ *
+ * ndcg without a cutoff (trec_eval `m_ndcg.c`, `ndcg`): DCG over every retrieved rank divided by the IDCG of every
+ * judged document with grade > 0, i.e. ndcg@k with k at least the ranking's length and the number of grades > 0.
  */
 
 /** Gain function: grade → gain. Called only for grades > 0. */
