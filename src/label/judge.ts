@@ -1,0 +1,350 @@
+/**
+ * The LLM judge: grades every (question, passage) pair of a pool on 0-3 with a chat model and appends the grades to
+ * the judgments log of a labels file (`<labels>.judgments.jsonl`, src/label/formats.ts) as `assessor: "llm:<model>"`,
+ * beside the persons' grades. It never writes the labels file itself: the merge (a person's grade always wins,
+ * {@link resolveLabels}) is the labelling page's (`retrieval-sweep label POOL --labels FILE`).
+ *
+ * Per pair:
+ * 1. the answer cache (src/llm/cache.ts) is asked first; a cached answer costs no request;
+ * 2. otherwise the prompt is sent; an answer whose grade does not parse ({@link parseFinalScore}: no
+ *    `##final score: N` line, or N not 0..3) is asked once more with the same request; if that fails too, a `failed`
+ *    judgment with the raw text is appended (never a guessed grade) and nothing is cached, so the next run asks again;
+ * 3. a parsed answer is cached and, unless the log's current grade of this model for the pair is already the same, a
+ *    `grade` judgment is appended (fsynced). A rerun therefore adds no line and sends no request.
+ *
+ * The probe request (src/llm/chat.ts) is sent only when something must be asked, before the first real request, so a
+ * wrong key, model or address fails before any work and a fully cached run sends nothing.
+ *
+ * Calibration ({@link calibrate}): the model's grades against the persons' on the pairs both graded, from the log
+ * (persons' resolved grades) and from the dataset's own labels when given.
+ */
+import { HarnessError } from '../errors.js';
+import { chatCacheKey, type ChatCache } from '../llm/cache.js';
+import type { ChatClient, ChatStats } from '../llm/chat.js';
+import { fillPrompt, parseFinalScore, type PromptTemplate } from '../llm/prompts.js';
+import { agreement, type Agreement } from '../score/agreement.js';
+import type { Dataset } from '../types.js';
+import {
+  foldJudgments,
+  isModelAssessor,
+  judgmentsLogPath,
+  openJudgmentLog,
+  pairKey,
+  resolveLabels,
+  type Judgment,
+  type PoolHeader,
+  type PoolPair,
+} from './formats.js';
+
+/** Longest raw answer kept in a `failed` judgment (characters), as formats.ts documents. */
+export const RAW_LIMIT = 2000;
+/** Below this linear-weighted kappa the summary says the model's labels change the decision. */
+export const KAPPA_WARN = 0.4;
+/** The sentence said when agreement is too low. */
+export const LOW_AGREEMENT = 'model labels change the decision; label more by hand';
+
+/** What {@link runJudge} needs. */
+export interface JudgeInput {
+  header: PoolHeader;
+  pairs: readonly PoolPair[];
+  /** The labels file whose judgments log receives the grades. */
+  labelsFile: string;
+  client: ChatClient;
+  cache: ChatCache;
+  prompt: PromptTemplate;
+  /** Grades from the dataset's own labels for pooled pairs (pair key → grade), for calibration. */
+  datasetGrades?: ReadonlyMap<string, number>;
+  /** Send the probe before the first request. Default true. */
+  probe?: boolean;
+  /** Clock for the judgments' `time`. Default `new Date()`. */
+  now?: () => Date;
+  /** Called after each pair is done (cached or asked). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Agreement of the model with persons on the pairs both graded. */
+export interface Calibration {
+  /** Pairs with both a person's grade (0..3) and this model's grade. */
+  n: number;
+  /** Where the persons' grades came from: pairs graded in the log, and pairs labelled in the dataset (log wins). */
+  sources: { log: number; dataset: number };
+  /** Person grades above 3 (a dataset on a wider scale), left out. */
+  outOfScale: number;
+  /** Confusion matrix (rows: person, columns: model), kappas, binary agreement at `threshold`; null when n = 0. */
+  agreement: Agreement | null;
+  threshold: number;
+  /** True when the linear-weighted kappa is below {@link KAPPA_WARN}. */
+  lowAgreement: boolean;
+  /** One sentence for the summary. */
+  verdict: string;
+}
+
+/** The outcome of {@link runJudge}. */
+export interface JudgeSummary {
+  /** `llm:<model>`. */
+  assessor: string;
+  pairs: number;
+  /** Pairs answered from the cache. */
+  cached: number;
+  /** Pairs asked of the server. */
+  asked: number;
+  /** Pairs with a grade now (cached or asked). */
+  graded: number;
+  /** Pairs recorded as failed (unparsable twice). */
+  failed: number;
+  /** Answers that did not parse and were asked again. */
+  parseRetries: number;
+  /** Judgments appended to the log. */
+  appended: number;
+  /** Pairs per model grade 0..3. */
+  grades: [number, number, number, number];
+  /** Requests, retries, waits, tokens, cost (this run). */
+  usage: ChatStats;
+  /** Seconds from start to end. */
+  seconds: number;
+  log: string;
+  calibration: Calibration;
+  warnings: string[];
+}
+
+/** The person grades of pooled pairs from a dataset's labels: document level `relevant[doc]`, chunk level `chunks`. */
+export function datasetGrades(dataset: Dataset, header: PoolHeader, pairs: readonly PoolPair[]): Map<string, number> {
+  const docs = new Map(dataset.docs.map((d) => [d.id, d.text] as const));
+  const questions = new Map(dataset.questions.map((q) => [q.id, q] as const));
+  const out = new Map<string, number>();
+  for (const p of pairs) {
+    const text = docs.get(p.doc);
+    if (text === undefined || text.slice(p.start, p.end) !== p.passage) {
+      throw new HarnessError('LABEL_INVALID', `pair ${p.pair} (${p.qid}, ${p.doc}) of the pool does not match the dataset ${dataset.root}: ${text === undefined ? 'no such document' : 'the passage text differs'}`, {
+        location: { path: `pair ${p.pair}` },
+        remedy: `the pool was made from another dataset (${header.dataset.name}); pass the dataset it was made from with --dataset, or make the pool again`,
+      });
+    }
+    const q = questions.get(p.qid);
+    if (q === undefined) continue;
+    const g = header.level === 'chunk' && p.chunk !== undefined ? q.chunkLabels?.[p.chunk] : q.relevant[p.doc];
+    if (g !== undefined) out.set(pairKey(p), g);
+  }
+  return out;
+}
+
+/**
+ * Agreement of one model's grades with persons' (Cohen 1960/1968 via src/score/agreement.ts; linear weights).
+ * @param judgments the whole log (persons' grades resolved by {@link resolveLabels} over persons only).
+ * @param assessor `llm:<model>` whose grades are compared.
+ * @param datasetGrades person grades from the dataset (used where the log has no person's grade).
+ * @param threshold relevance threshold for the binary figures (grade ≥ threshold), clamped to 1..3.
+ */
+export function calibrate(
+  judgments: readonly Judgment[],
+  assessor: string,
+  datasetGrades: ReadonlyMap<string, number>,
+  threshold: number,
+): Calibration {
+  const folded = foldJudgments(judgments);
+  const human = new Map<string, { grade: number; from: 'log' | 'dataset' }>();
+  for (const [k, g] of datasetGrades) human.set(k, { grade: g, from: 'dataset' });
+  for (const r of resolveLabels(judgments.filter((j) => !isModelAssessor(j.assessor)))) {
+    human.set(pairKey(r), { grade: r.grade, from: 'log' });
+  }
+  const pairs: [number, number][] = [];
+  const sources = { log: 0, dataset: 0 };
+  let outOfScale = 0;
+  for (const [k, h] of human) {
+    const m = folded.get(k)?.get(assessor)?.grade;
+    if (m === undefined) continue;
+    if (h.grade > 3) {
+      outOfScale++;
+      continue;
+    }
+    pairs.push([h.grade, m]);
+    sources[h.from]++;
+  }
+  const t = Math.min(3, Math.max(1, threshold));
+  if (pairs.length === 0) {
+    return {
+      n: 0,
+      sources,
+      outOfScale,
+      agreement: null,
+      threshold: t,
+      lowAgreement: false,
+      verdict:
+        'no pooled pair has a person\'s grade yet: agreement with people is unknown; label some pairs with `retrieval-sweep label POOL --labels FILE` and run judge again (cached: no request)',
+    };
+  }
+  const a = agreement(pairs, { grades: 4, weights: 'linear', threshold: t });
+  const low = !(a.weightedKappa >= KAPPA_WARN);
+  return {
+    n: pairs.length,
+    sources,
+    outOfScale,
+    agreement: a,
+    threshold: t,
+    lowAgreement: low,
+    verdict: low
+      ? `weighted kappa ${fmt(a.weightedKappa)} < ${KAPPA_WARN} on ${pairs.length} pairs: ${LOW_AGREEMENT}`
+      : `weighted kappa ${fmt(a.weightedKappa)} ≥ ${KAPPA_WARN} on ${pairs.length} pairs${pairs.length < 30 ? ' (fewer than 30 pairs: label more to be sure)' : ''}`,
+  };
+}
+
+function fmt(x: number): string {
+  return Number.isNaN(x) ? 'NaN' : x.toFixed(3);
+}
+
+/**
+ * Grades every pair of a pool (see the module doc) and returns the summary. The log is closed on return and on error.
+ * @throws HarnessError `LLM_FAILED` (probe or a request failing after its retries: what was answered before is in the
+ *   cache and the log), `LABEL_INVALID` (a damaged log), `CACHE_FAILED`.
+ */
+export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
+  const t0 = performance.now();
+  const { client, cache, prompt, pairs } = input;
+  const assessor = `llm:${client.serverModel}`;
+  const now = input.now ?? (() => new Date());
+  const before = client.stats();
+  const keyOf = (p: PoolPair) =>
+    chatCacheKey({
+      baseUrl: client.baseUrl,
+      model: client.serverModel,
+      temperature: client.temperature,
+      seed: client.seed,
+      maxTokens: client.maxTokens,
+      promptSha: prompt.sha,
+      inputs: [p.question, p.passage],
+    });
+  // Cache first, then the probe, then the log: a wrong key, model or address fails before anything is written.
+  const hits: { p: PoolPair; grade: number }[] = [];
+  const todo: { p: PoolPair; key: string }[] = [];
+  for (const p of pairs) {
+    const key = keyOf(p);
+    const hit = cache.get(key);
+    const parsed = hit === undefined ? undefined : parseFinalScore(hit.text);
+    if (parsed?.ok) hits.push({ p, grade: parsed.grade });
+    else todo.push({ p, key });
+  }
+  if (todo.length > 0 && input.probe !== false) await client.probe();
+  const log = openJudgmentLog(judgmentsLogPath(input.labelsFile));
+  const warnings = [...log.warnings];
+  try {
+    const state = foldJudgments(log.judgments);
+    const current = (p: PoolPair) => state.get(pairKey(p))?.get(assessor);
+    const grades: [number, number, number, number] = [0, 0, 0, 0];
+    const cached = hits.length;
+    let asked = 0;
+    let failed = 0;
+    let parseRetries = 0;
+    let appended = 0;
+    let done = 0;
+    const base = (p: PoolPair): Omit<Judgment, 'action'> => ({
+      v: 1,
+      time: now().toISOString(),
+      assessor,
+      qid: p.qid,
+      doc: p.doc,
+      ...(p.chunk !== undefined ? { chunk: p.chunk } : {}),
+      start: p.start,
+      end: p.end,
+      corpus: input.header.dataset.corpus,
+    });
+    const record = (p: PoolPair, grade: number): void => {
+      grades[grade]++;
+      if (current(p)?.grade !== grade || current(p)?.failed !== undefined) {
+        log.append({ ...base(p), action: 'grade', grade });
+        appended++;
+      }
+      input.onProgress?.(++done, pairs.length);
+    };
+    for (const h of hits) record(h.p, h.grade);
+    // Workers pull pairs from one queue; after a failure no new request starts, the ones in flight finish (their
+    // answers are cached and logged), then the first error is thrown.
+    let next = 0;
+    let firstError: unknown;
+    const one = async ({ p, key }: { p: PoolPair; key: string }): Promise<void> => {
+      const content = fillPrompt(prompt.text, { question: p.question, passage: p.passage });
+      asked++;
+      let answer = await client.complete(content);
+      let parsed = parseFinalScore(answer.text);
+      if (!parsed.ok) {
+        parseRetries++;
+        answer = await client.complete(content);
+        parsed = parseFinalScore(answer.text);
+      }
+      if (parsed.ok) {
+        cache.put(key, client.serverModel, answer);
+        record(p, parsed.grade);
+      } else {
+        failed++;
+        log.append({ ...base(p), action: 'failed', raw: client.redact(answer.text).slice(0, RAW_LIMIT) });
+        appended++;
+        warnings.push(
+          `pair ${p.pair} (${p.qid}, ${p.doc}): the answer had ${parsed.reason === 'no-score-line' ? 'no "##final score: N" line' : 'a final score outside 0-3'} twice; recorded as failed with its text`,
+        );
+        input.onProgress?.(++done, pairs.length);
+      }
+    };
+    const worker = async (): Promise<void> => {
+      while (firstError === undefined && next < todo.length) {
+        const item = todo[next++];
+        try {
+          await one(item);
+        } catch (e) {
+          firstError ??= e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(client.concurrency, todo.length) }, worker));
+    if (firstError !== undefined) throw firstError;
+    const after = client.stats();
+    const usage: ChatStats = {
+      model: after.model,
+      requests: after.requests - before.requests,
+      retries: after.retries - before.retries,
+      waitSeconds: after.waitSeconds - before.waitSeconds,
+      tokensIn: after.tokensIn - before.tokensIn,
+      tokensOut: after.tokensOut - before.tokensOut,
+      cost: after.cost === null ? null : after.cost - (before.cost ?? 0),
+    };
+    return {
+      assessor,
+      pairs: pairs.length,
+      cached,
+      asked,
+      graded: grades.reduce((s, x) => s + x, 0),
+      failed,
+      parseRetries,
+      appended,
+      grades,
+      usage,
+      seconds: (performance.now() - t0) / 1000,
+      log: log.file,
+      calibration: calibrate(log.judgments, assessor, input.datasetGrades ?? new Map(), input.header.threshold),
+      warnings,
+    };
+  } finally {
+    log.close();
+  }
+}
+
+/** The summary as text lines for the terminal. */
+export function formatJudgeSummary(s: JudgeSummary, labelsFile: string, poolFile: string): string {
+  const u = s.usage;
+  const lines = [
+    `judge ${s.assessor}: ${s.pairs} pairs, ${s.graded} graded (grades 0/1/2/3: ${s.grades.join('/')}), ${s.failed} failed; ${s.cached} from the cache, ${s.asked} asked (${s.parseRetries} asked again after an unparsable answer)`,
+    `cost: ${u.requests} requests (probe included), ${u.retries} retries, ${u.waitSeconds.toFixed(1)} s waited, tokens in ${u.tokensIn}, out ${u.tokensOut}${u.cost !== null ? `, cost ${u.cost.toFixed(4)}` : ''}; ${s.seconds.toFixed(1)} s`,
+    `log: ${s.appended} judgments appended to ${s.log}`,
+  ];
+  const c = s.calibration;
+  if (c.agreement) {
+    const a = c.agreement;
+    lines.push(
+      `calibration on ${c.n} pairs with a person's grade (${c.sources.log} from the log, ${c.sources.dataset} from the dataset${c.outOfScale > 0 ? `; ${c.outOfScale} above grade 3 left out` : ''}):`,
+      `  person \\ model   0    1    2    3`,
+      ...a.matrix.map((row, i) => `  ${String(i).padEnd(15)}${row.map((x) => String(x).padStart(4)).join(' ')}`),
+      `  exact agreement ${fmt(a.exact)}, kappa ${fmt(a.kappa)}, linear-weighted kappa ${fmt(a.weightedKappa)}, binary agreement at grade ≥ ${c.threshold} ${fmt(a.binaryAgreement)} (kappa ${fmt(a.binaryKappa)})`,
+    );
+  }
+  lines.push(`${c.lowAgreement ? 'WARNING: ' : ''}${c.verdict}`);
+  lines.push(`to write the labels file: retrieval-sweep label ${poolFile} --labels ${labelsFile} (merges the log; a person's grade wins over the model's)`);
+  return lines.join('\n') + '\n';
+}
