@@ -98,6 +98,60 @@ async function judgeCommand(poolFile: string, flags: JudgeFlags, io: Io): Promis
   }
 }
 
+interface GenerateFlags extends ChatCliFlags {
+  out?: string;
+  questions: string;
+  perDocument: string;
+  seed: string;
+  chunkSize: string;
+  styles?: string;
+  prompt?: string;
+  split?: string;
+  dropOverlap?: boolean;
+}
+
+async function generateCommand(datasetDir: string, flags: GenerateFlags, io: Io): Promise<void> {
+  if (flags.out === undefined || flags.out.trim() === '') {
+    throw new HarnessError('USAGE', '--out is required', { remedy: 'pass the questions.jsonl to append to, e.g. --out datasets/mine/questions.jsonl' });
+  }
+  const questions = positiveInt('--questions', flags.questions, 1) as number;
+  const perDocument = positiveInt('--per-document', flags.perDocument, 1) as number;
+  if (!/^-?\d+$/.test(flags.seed)) throw new HarnessError('USAGE', `--seed must be a whole number (got ${flags.seed})`, { remedy: 'pass e.g. --seed 42' });
+  const chunkSize = flags.chunkSize === 'none' ? null : (positiveInt('--chunk-size', flags.chunkSize, 1) as number);
+  const styles = flags.styles !== undefined ? flags.styles.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+  const opts = await chatOptions(flags);
+  const [{ runGenerate, formatGenerateSummary }, { ChatClient }, { ChatCache }, prompts, { loadDataset }] = await Promise.all([
+    import('../label/generate.js'),
+    import('../llm/chat.js'),
+    import('../llm/cache.js'),
+    import('../llm/prompts.js'),
+    import('../load/dataset.js'),
+  ]);
+  const prompt = prompts.loadPrompt(flags.prompt, prompts.DEFAULT_GENERATION_PROMPT, prompts.GENERATION_PLACEHOLDERS);
+  const client = new ChatClient(opts);
+  const dataset = await loadDataset({ path: path.resolve(datasetDir), ...(flags.split ? { split: flags.split } : {}), labels: 'keep', strictness: 'warn' });
+  const cache = ChatCache.open(path.join(flags.cacheDir, 'chat.sqlite'));
+  try {
+    const summary = await runGenerate({
+      dataset,
+      outFile: flags.out,
+      client,
+      cache,
+      prompt,
+      questions,
+      perDocument,
+      seed: Number(flags.seed),
+      chunkSize,
+      ...(styles ? { styles } : {}),
+      dropOverlap: Boolean(flags.dropOverlap),
+    });
+    if (flags.json) io.stdout(`${JSON.stringify({ ...summary, prompt: prompt.source, cache: cache.file }, null, 2)}\n`);
+    else io.stdout(formatGenerateSummary(summary));
+  } finally {
+    cache.close();
+  }
+}
+
 /** Adds `judge` and `generate` to `program`. */
 export function registerLlmCommands(program: Command, io: Io): void {
   addChatFlags(
@@ -109,6 +163,20 @@ export function registerLlmCommands(program: Command, io: Io): void {
       .option('--prompt <file>', 'own judge prompt with the placeholders {question} and {passage}')
       .option('--dataset <dir>', "dataset whose labels calibrate the model (default: the pool's dataset when present)"),
   ).action(async (pool: string, flags: JudgeFlags) => judgeCommand(pool, flags, io));
-}
 
-export { positiveInt as parsePositiveIntFlag };
+  addChatFlags(
+    program
+      .command('generate')
+      .description('write questions a user would type, each with its passage as evidence, tagged synthetic')
+      .argument('<dataset>', 'dataset folder (docs/ + questions.jsonl, or BEIR)')
+      .option('--out <file>', 'questions.jsonl to append to (existing lines are kept as they are)')
+      .option('--questions <n>', 'questions wanted', '20')
+      .option('--per-document <m>', 'questions asked per passage (one passage per document)', '1')
+      .option('--seed <s>', 'seed of the document order and passage draw', '42')
+      .option('--chunk-size <t>', 'passage size in tokens, or none for whole documents', '256')
+      .option('--styles <list>', 'prompt styles, comma-separated: plain, keyword, paraphrase (several: a style tag each)')
+      .option('--prompt <file>', 'own generation prompt with the placeholders {passage} and {count} ({style} optional)')
+      .option('--split <name>', 'BEIR split (default test)')
+      .option('--drop-overlap', 'drop questions that copy long runs of the passage instead of tagging them high-overlap'),
+  ).action(async (dataset: string, flags: GenerateFlags) => generateCommand(dataset, flags, io));
+}
