@@ -56,6 +56,7 @@ function positiveInt(name: string, v: string | undefined, min: number): number |
 
 interface JudgeFlags extends ChatCliFlags {
   labels?: string;
+  calibrate?: string;
   prompt?: string;
   dataset?: string;
 }
@@ -66,6 +67,7 @@ async function judgeCommand(poolFile: string, flags: JudgeFlags, io: Io): Promis
       remedy: 'pass the labels file whose judgments log receives the grades, e.g. --labels datasets/mine/questions.jsonl',
     });
   }
+  const calibrateN = positiveInt('--calibrate', flags.calibrate, 1);
   const opts = await chatOptions(flags);
   const [{ readPool }, { runJudge, datasetGrades, formatJudgeSummary }, { ChatClient }, { ChatCache }, prompts] = await Promise.all([
     import('../label/formats.js'),
@@ -79,23 +81,113 @@ async function judgeCommand(poolFile: string, flags: JudgeFlags, io: Io): Promis
   const client = new ChatClient(opts);
   // Person grades from the dataset, when its folder is there (the pool's own, or --dataset).
   let grades: Map<string, number> | undefined;
+  let dataset: import('../types.js').Dataset | undefined;
   const dsRoot = flags.dataset ?? header.dataset.root;
   if (flags.dataset !== undefined || existsSync(dsRoot)) {
     const { loadDataset } = await import('../load/dataset.js');
-    const ds = await loadDataset({ path: path.resolve(dsRoot), labels: 'keep', strictness: 'warn' });
-    grades = datasetGrades(ds, header, pairs);
+    dataset = await loadDataset({ path: path.resolve(dsRoot), labels: 'keep', strictness: 'warn' });
+    grades = datasetGrades(dataset, header, pairs);
   } else {
     io.stderr(`note: the pool's dataset ${dsRoot} is not there; calibration uses the judgments log only (pass --dataset DIR)\n`);
   }
   const cache = ChatCache.open(path.join(flags.cacheDir, 'chat.sqlite'));
+  let summary;
   try {
-    const summary = await runJudge({ header, pairs, labelsFile: flags.labels, client, cache, prompt, ...(grades ? { datasetGrades: grades } : {}) });
-    for (const w of summary.warnings) io.stderr(`warning: ${w}\n`);
-    if (flags.json) io.stdout(`${JSON.stringify({ ...summary, prompt: prompt.source, cache: cache.file }, null, 2)}\n`);
-    else io.stdout(formatJudgeSummary(summary, flags.labels, poolFile));
+    summary = await runJudge({ header, pairs, labelsFile: flags.labels, client, cache, prompt, ...(grades ? { datasetGrades: grades } : {}) });
   } finally {
     cache.close();
   }
+  for (const w of summary.warnings) io.stderr(`warning: ${w}\n`);
+  const judge = await import('../label/judge.js');
+  const { readJudgments, judgmentsLogPath, writePool, foldJudgments, isModelAssessor } = await import('../label/formats.js');
+  const judgments = readJudgments(judgmentsLogPath(flags.labels)).judgments;
+  const extra: string[] = [];
+
+  // Kendall's tau between the configurations' orders under persons' labels and persons' + the model's.
+  let decision: Awaited<ReturnType<typeof decisionCheck>> = null;
+  if (dataset !== undefined) decision = await decisionCheck(header, dataset, judgments, summary.assessor);
+  if (decision !== null) {
+    const d = decision.agreement;
+    const f = (t: { id: string; mean: number } | null) => (t === null ? 'none' : `${t.id} (${t.mean.toFixed(4)})`);
+    extra.push(
+      `decision: ${d.measure} of ${d.configurations} configurations re-scored with ${decision.modelAdded} model labels added: Kendall's tau ${Number.isNaN(d.tau) ? 'NaN' : d.tau.toFixed(3)}; top under persons' labels ${f(d.topA)}, under persons' + model's ${f(d.topB)}`,
+    );
+    if (!(d.tau >= judge.TAU_WARN) || d.topA?.id !== d.topB?.id) {
+      extra.push(`WARNING: ${!(d.tau >= judge.TAU_WARN) ? `tau below ${judge.TAU_WARN}` : 'the top configuration changes'}: ${judge.LOW_AGREEMENT}`);
+    }
+  } else {
+    extra.push(`decision: not checked (needs the pool's results folder with per-query.jsonl, the dataset, and level document)`);
+  }
+
+  // --calibrate N: a pool of N pairs, stratified by the model's grade, for a person to label first.
+  let calibrationPool: { file: string; pairs: number } | null = null;
+  if (calibrateN !== undefined) {
+    const folded = foldJudgments(judgments);
+    const model = new Map<string, number>();
+    const persons = new Set<string>();
+    for (const [k, by] of folded) {
+      const g = by.get(summary.assessor)?.grade;
+      if (g !== undefined) model.set(k, g);
+      for (const [a, st] of by) if (!isModelAssessor(a) && st.grade !== undefined) persons.add(k);
+    }
+    if (summary.calibration.n >= calibrateN) {
+      extra.push(`--calibrate ${calibrateN}: ${summary.calibration.n} pairs already have a person's grade; no sample written`);
+    } else {
+      const { seededRandom } = await import('../score/stats.js');
+      const sample = judge.calibrationSample(pairs, model, persons, { n: calibrateN - summary.calibration.n }, seededRandom(42));
+      const file = poolFile.replace(/(\.jsonl)?$/, '.calibrate.jsonl');
+      writePool(file, { ...header, pairs: sample.length }, sample);
+      calibrationPool = { file, pairs: sample.length };
+      extra.push(
+        `--calibrate ${calibrateN}: ${sample.length} pairs stratified by the model's grade written to ${file}; label them with ` +
+          `retrieval-sweep label ${file} --labels ${flags.labels} --assessor <you>, then run this judge command again (cached: no request) for the agreement`,
+      );
+    }
+  }
+  if (flags.json) {
+    io.stdout(`${JSON.stringify({ ...summary, decision, calibrationPool, prompt: prompt.source }, null, 2)}\n`);
+  } else {
+    io.stdout(formatJudgeSummary(summary, flags.labels, poolFile) + extra.map((l) => `${l}\n`).join(''));
+  }
+}
+
+/** Re-scores the pool's results folder (per-query.jsonl) under persons' labels and persons' + the model's. */
+async function decisionCheck(
+  header: import('../label/formats.js').PoolHeader,
+  dataset: import('../types.js').Dataset,
+  judgments: readonly import('../label/formats.js').Judgment[],
+  assessor: string,
+): Promise<{ agreement: import('../score/rank-agreement.js').OrderAgreement; modelAdded: number } | null> {
+  const perQuery = path.join(header.results, 'per-query.jsonl');
+  if (header.level !== 'document' || !existsSync(perQuery)) return null;
+  const [{ forEachLine }, { orderAgreement }, { parseMeasure }, { decisionQrels }, { readFileSync }] = await Promise.all([
+    import('../load/lines.js'),
+    import('../score/rank-agreement.js'),
+    import('../score/measures.js'),
+    import('../label/judge.js'),
+    import('node:fs'),
+  ]);
+  let metric = 'ndcg@10';
+  try {
+    const m = JSON.parse(readFileSync(path.join(header.results, 'manifest.json'), 'utf8')) as { primaryMetric?: unknown };
+    if (typeof m.primaryMetric === 'string') metric = m.primaryMetric;
+  } catch {
+    // no manifest: the default measure
+  }
+  const rankings = new Map<string, Map<string, string[]>>();
+  await forEachLine(perQuery, (line) => {
+    if (line.trim() === '') return;
+    const o = JSON.parse(line) as { config_id?: unknown; qid?: unknown; ranked_docs?: unknown };
+    if (typeof o.config_id !== 'string' || typeof o.qid !== 'string' || !Array.isArray(o.ranked_docs)) return;
+    let m = rankings.get(o.config_id);
+    if (m === undefined) rankings.set(o.config_id, (m = new Map()));
+    m.set(o.qid, o.ranked_docs.map(String));
+  });
+  const q = decisionQrels(dataset, judgments, assessor);
+  return {
+    agreement: orderAgreement(rankings, q.human, q.withModel, parseMeasure(metric), { relevanceThreshold: header.threshold }),
+    modelAdded: q.modelAdded,
+  };
 }
 
 interface GenerateFlags extends ChatCliFlags {
@@ -161,7 +253,8 @@ export function registerLlmCommands(program: Command, io: Io): void {
       .argument('<pool>', 'pool file written by `pool`')
       .option('--labels <file>', 'labels file; the grades go to <file>.judgments.jsonl beside it')
       .option('--prompt <file>', 'own judge prompt with the placeholders {question} and {passage}')
-      .option('--dataset <dir>', "dataset whose labels calibrate the model (default: the pool's dataset when present)"),
+      .option('--dataset <dir>', "dataset whose labels calibrate the model (default: the pool's dataset when present)")
+      .option('--calibrate <n>', "write a pool of N pairs stratified by the model's grade for a person to label first (when fewer have a person's grade)"),
   ).action(async (pool: string, flags: JudgeFlags) => judgeCommand(pool, flags, io));
 
   addChatFlags(

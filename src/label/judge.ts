@@ -348,3 +348,79 @@ export function formatJudgeSummary(s: JudgeSummary, labelsFile: string, poolFile
   lines.push(`to write the labels file: retrieval-sweep label ${poolFile} --labels ${labelsFile} (merges the log; a person's grade wins over the model's)`);
   return lines.join('\n') + '\n';
 }
+
+/** Options of {@link calibrationSample}. */
+export interface CalibrationSampleOptions {
+  /** Pairs wanted, ≥ 1. */
+  n: number;
+  /** Seed of the draw within each grade. Default 42. */
+  seed?: number;
+}
+
+/**
+ * N pairs for a person to label first, stratified by the model's grade: pairs a person has not graded are grouped by
+ * the model's grade 0..3 (failed pairs left out), each group in a seeded random order (Fisher-Yates with
+ * src/score/stats.ts seededRandom), then taken round-robin from grade 0 to 3 until N are taken or the groups run out,
+ * so every grade the model gave is represented even when it is rare (agreement is worth most there). Returned in the
+ * pool's queue order and renumbered 1..k as a pool the labelling page can open.
+ * @param modelGrades pair key → the model's grade.
+ * @param personGraded pair keys a person graded already (left out).
+ */
+export function calibrationSample(
+  pairs: readonly PoolPair[],
+  modelGrades: ReadonlyMap<string, number>,
+  personGraded: ReadonlySet<string>,
+  opts: CalibrationSampleOptions,
+  random: () => number,
+): PoolPair[] {
+  const groups: PoolPair[][] = [[], [], [], []];
+  for (const p of pairs) {
+    const k = pairKey(p);
+    const g = modelGrades.get(k);
+    if (g === undefined || personGraded.has(k) || g < 0 || g > 3) continue;
+    groups[g].push(p);
+  }
+  for (const list of groups) {
+    for (let i = list.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [list[i], list[j]] = [list[j], list[i]];
+    }
+  }
+  const taken: PoolPair[] = [];
+  const at = [0, 0, 0, 0];
+  while (taken.length < opts.n && groups.some((l, g) => at[g] < l.length)) {
+    for (let g = 0; g < 4 && taken.length < opts.n; g++) if (at[g] < groups[g].length) taken.push(groups[g][at[g]++]);
+  }
+  return taken.sort((a, b) => a.pair - b.pair).map((p, i) => ({ ...p, pair: i + 1 }));
+}
+
+/**
+ * The two qrels of the decision check, at document level: A = the dataset's labels plus persons' grades from the log
+ * (a person's log grade replaces the dataset's for the same pair); B = A plus the model's grades for the pairs A does
+ * not grade. Question id → document id → grade.
+ */
+export function decisionQrels(
+  dataset: Pick<Dataset, 'questions'>,
+  judgments: readonly Judgment[],
+  assessor: string,
+): { human: Map<string, Map<string, number>>; withModel: Map<string, Map<string, number>>; modelAdded: number } {
+  const human = new Map<string, Map<string, number>>();
+  const put = (q: Map<string, Map<string, number>>, qid: string, doc: string, g: number) => {
+    let m = q.get(qid);
+    if (m === undefined) q.set(qid, (m = new Map()));
+    m.set(doc, g);
+  };
+  for (const q of dataset.questions) for (const [doc, g] of Object.entries(q.relevant)) put(human, q.id, doc, g);
+  for (const r of resolveLabels(judgments.filter((j) => !isModelAssessor(j.assessor)))) put(human, r.qid, r.doc, r.grade);
+  const withModel = new Map([...human].map(([qid, m]) => [qid, new Map(m)] as const));
+  let modelAdded = 0;
+  for (const r of resolveLabels(judgments.filter((j) => j.assessor === assessor))) {
+    if (withModel.get(r.qid)?.has(r.doc)) continue;
+    put(withModel, r.qid, r.doc, r.grade);
+    modelAdded++;
+  }
+  return { human, withModel, modelAdded };
+}
+
+/** The Kendall's tau below which the configurations' order under model labels is said to differ (Voorhees 2000). */
+export const TAU_WARN = 0.9;

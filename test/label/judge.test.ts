@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { judgmentsLogPath, readJudgments, resolveLabels, writePool, type Judgment, type PoolHeader, type PoolPair } from '../../src/label/formats.js';
-import { calibrate, LOW_AGREEMENT, runJudge } from '../../src/label/judge.js';
+import { calibrate, calibrationSample, decisionQrels, LOW_AGREEMENT, runJudge } from '../../src/label/judge.js';
 import { ChatCache } from '../../src/llm/cache.js';
 import { ChatClient, type ChatOptions } from '../../src/llm/chat.js';
 import { DEFAULT_JUDGE_PROMPT, JUDGE_PLACEHOLDERS, loadPrompt } from '../../src/llm/prompts.js';
@@ -317,3 +317,37 @@ describe('calibration', () => {
   });
 });
 
+
+describe('calibration sample and decision qrels', () => {
+  const mk = (n: number): PoolPair[] =>
+    Array.from({ length: n }, (_, i) => ({ pair: i + 1, qid: 'q', question: 'x', doc: `d${i}`, start: 0, end: 1, passage: 'p', rows: [], bestRank: 1 }));
+
+  it('takes round-robin over the model grades, leaves out pairs a person graded, renumbers in queue order', () => {
+    const pairs = mk(8);
+    // grades: d0..d4 -> 0, d5 -> 1, d6 -> 3, d7 -> 3; nobody got 2
+    const grades = [0, 0, 0, 0, 0, 1, 3, 3];
+    const model = new Map(pairs.map((p, i) => [`q\u0000d${i}\u00000\u00001`, grades[i]] as [string, number]));
+    const graded = new Set([`q\u0000d6\u00000\u00001`]);
+    const s = calibrationSample(pairs, model, graded, { n: 4 }, () => 0);
+    // round 1: one of grade 0, d5 (grade 1), d7 (grade 3, d6 left out); round 2: a second of grade 0
+    expect(s).toHaveLength(4);
+    expect(s.map((p) => p.pair)).toEqual([1, 2, 3, 4]);
+    const docs = s.map((p) => p.doc);
+    expect(docs.filter((d) => ['d0', 'd1', 'd2', 'd3', 'd4'].includes(d))).toHaveLength(2);
+    expect(docs).toContain('d5');
+    expect(docs).toContain('d7');
+    expect(docs).not.toContain('d6');
+  });
+
+  it('decision qrels: persons over the dataset, the model only where nobody graded', () => {
+    const jj = (assessor: string, doc: string, grade: number): Judgment => ({ v: 1, time: 't', assessor, action: 'grade', qid: 'q1', doc, start: 0, end: 1, grade });
+    const q = decisionQrels(
+      { questions: [{ id: 'q1', text: 'x', relevant: { a: 2 }, evidence: [], tags: [], line: 1 }] },
+      [jj('llm:m', 'a', 0), jj('llm:m', 'b', 3), jj('alice', 'c', 1), jj('llm:m', 'c', 0)],
+      'llm:m',
+    );
+    expect([...q.human.get('q1')!]).toEqual([['a', 2], ['c', 1]]);
+    expect([...q.withModel.get('q1')!]).toEqual([['a', 2], ['c', 1], ['b', 3]]);
+    expect(q.modelAdded).toBe(1);
+  });
+});
