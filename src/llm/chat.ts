@@ -176,7 +176,8 @@ export class ChatClient {
   }
 
   /**
-   * Sends `content` as one user message and returns the answer text and token counts.
+   * Sends `content` as one user message and returns the answer text (the API key, should a server echo it, replaced
+   * by `***`) and token counts.
    * @throws HarnessError `LLM_FAILED` after the HTTP layer's retries (URL, model and status named; never the key).
    */
   async complete(content: string): Promise<ChatAnswer> {
@@ -191,7 +192,8 @@ export class ChatClient {
     });
     this.tokensIn += a.promptTokens;
     this.tokensOut += a.completionTokens;
-    return a;
+    // A server that echoes the key into its answer must not get it into the cache, the log or an output file.
+    return { ...a, text: this.http.redact(a.text) };
   }
 
   /** `text` with the API key replaced by `***`. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { judgmentsLogPath, readJudgments, resolveLabels, writePool, type Judgment, type PoolHeader, type PoolPair } from '../../src/label/formats.js';
-import { calibrate, calibrationSample, decisionQrels, LOW_AGREEMENT, runJudge } from '../../src/label/judge.js';
+import { calibrate, calibrationSample, datasetGrades, decisionQrels, LOW_AGREEMENT, runJudge } from '../../src/label/judge.js';
 import { ChatCache } from '../../src/llm/cache.js';
 import { ChatClient, type ChatOptions } from '../../src/llm/chat.js';
 import { DEFAULT_JUDGE_PROMPT, JUDGE_PLACEHOLDERS, loadPrompt } from '../../src/llm/prompts.js';
@@ -349,5 +349,39 @@ describe('calibration sample and decision qrels', () => {
     expect([...q.human.get('q1')!]).toEqual([['a', 2], ['c', 1]]);
     expect([...q.withModel.get('q1')!]).toEqual([['a', 2], ['c', 1], ['b', 3]]);
     expect(q.modelAdded).toBe(1);
+  });
+});
+
+describe('interrupted and mismatched runs', () => {
+  it('a run that fails mid-pool keeps what was answered; the rerun asks only the rest and duplicates no line', async () => {
+    // probe + 3 answers, then 500s the client does not retry (maxRetries 0)
+    const s = await server({ faults: [{ kind: 'none' }, { kind: 'none' }, { kind: 'none' }, { kind: 'none' }, ...Array.from({ length: 10 }, () => ({ kind: 'status' as const, status: 500 }))] });
+    const dir = tmp();
+    const e = await rejection(judgeOnce(s, dir, { concurrency: 1, maxRetries: 0 }));
+    expect(e.code).toBe('LLM_FAILED');
+    const labelsFile = path.join(dir, 'questions.jsonl');
+    expect(readJudgments(judgmentsLogPath(labelsFile)).judgments).toHaveLength(3);
+    s.faults.splice(0);
+    const again = await judgeOnce(s, dir, { concurrency: 1 });
+    expect(again.summary.cached).toBe(3);
+    expect(again.summary.asked).toBe(3);
+    expect(readJudgments(judgmentsLogPath(labelsFile)).judgments).toHaveLength(6);
+    expect(gradesOf(labelsFile, again.pairs)).toEqual(EXPECTED);
+  });
+
+  it('dataset grades: labels of pooled pairs are read; a pool whose passage differs from the dataset is refused', () => {
+    const dir = tmp();
+    const { header, pairs } = makePool(dir);
+    const docs = pairs.map((p) => ({ id: p.doc, text: p.passage }));
+    const ds = {
+      name: 'x', root: dir, layout: 'folder' as const, docs, fingerprint: 'f', warnings: [],
+      questions: [{ id: 'q1', text: 'x', relevant: { 'd1.md': 3, 'zzz.md': 1 }, evidence: [], tags: [], line: 1 }],
+    };
+    const g = datasetGrades(ds, header, pairs);
+    expect([...g.values()]).toEqual([3]);
+    const other = { ...ds, docs: docs.map((d, i) => (i === 2 ? { ...d, text: 'another text' } : d)) };
+    const e = thrown(() => datasetGrades(other, header, pairs));
+    expect(e.code).toBe('LABEL_INVALID');
+    expect(e.message).toContain('pair 3');
   });
 });
