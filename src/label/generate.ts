@@ -11,7 +11,8 @@
  * 3. Each answer is parsed strictly ({@link parseQuestionsAnswer}: the first JSON object, `{"questions": [...]}`); an
  *    unparsable answer is asked once more with the same request, then counted as unparsable (nothing guessed).
  *    Parsed answers are cached (src/llm/cache.ts), so a rerun sends no request.
- * 4. Filters, each counted: `duplicate` (same text after {@link normaliseQuestion} as a question already in the file,
+ * 4. Filters, each counted: `judgedBelow2` / `judgeUnparsable` with `checkWithJudge` (the judge grades the question
+ *    against its passage; below 2, or no parsable grade after one more ask, drops it), `duplicate` (same text after {@link normaliseQuestion} as a question already in the file,
  *    human or generated, or earlier in this run), `high-overlap` (the longest run of the question's words found
  *    contiguously in the passage covers at least `overlapThreshold` of its words and at least 4 words: tagged
  *    `high-overlap`, kept unless `dropOverlap`), and what the model gave beyond the count asked for (`extra`).
@@ -30,6 +31,7 @@ import type { ChatClient, ChatStats } from '../llm/chat.js';
 import { fillPrompt, GENERATION_STYLES, parseQuestionsAnswer, type PromptTemplate } from '../llm/prompts.js';
 import { questionLineSchema } from '../load/question-schema.js';
 import { seededRandom } from '../score/stats.js';
+import { gradePair } from './judge.js';
 import type { Chunk, Dataset } from '../types.js';
 
 /** What {@link runGenerate} needs. */
@@ -54,6 +56,12 @@ export interface GenerateInput {
   overlapThreshold?: number;
   /** Drop high-overlap questions instead of tagging them. Default false. */
   dropOverlap?: boolean;
+  /**
+   * Grade each kept question against its passage with this judge prompt (src/label/judge.ts {@link gradePair}, same
+   * model and cache) and drop it when the grade is below 2, or when the grade cannot be parsed twice (nothing is
+   * guessed). Default: no check.
+   */
+  checkWithJudge?: PromptTemplate;
 }
 
 /** The outcome of {@link runGenerate}. */
@@ -63,7 +71,17 @@ export interface GenerateSummary {
   passages: number;
   /** Requests answered from the cache. */
   cached: number;
-  filters: { unparsable: number; duplicate: number; highOverlap: number; dropped: number; extra: number };
+  filters: {
+    unparsable: number;
+    duplicate: number;
+    highOverlap: number;
+    dropped: number;
+    extra: number;
+    /** With `checkWithJudge`: questions the judge graded below 2 (dropped). */
+    judgedBelow2: number;
+    /** With `checkWithJudge`: questions whose grade could not be parsed twice (dropped). */
+    judgeUnparsable: number;
+  };
   /** Answers asked again after an unparsable one. */
   parseRetries: number;
   usage: ChatStats;
@@ -205,7 +223,7 @@ export async function runGenerate(input: GenerateInput): Promise<GenerateSummary
     }
   }
   const todo = ask.filter((a) => a.answer === undefined);
-  if (todo.length > 0) await client.probe();
+  if (todo.length > 0) await client.probeOnce();
   let parseRetries = 0;
   let unparsable = 0;
   let next = 0;
@@ -236,9 +254,8 @@ export async function runGenerate(input: GenerateInput): Promise<GenerateSummary
 
   const existing = readExisting(input.outFile);
   const seenTexts = new Set(existing.texts);
-  const filters = { unparsable, duplicate: 0, highOverlap: 0, dropped: 0, extra: 0 };
-  const out: string[] = [];
-  const ids: string[] = [];
+  const filters = { unparsable, duplicate: 0, highOverlap: 0, dropped: 0, extra: 0, judgedBelow2: 0, judgeUnparsable: 0 };
+  const candidates: { line: { id: string; question: string; tags: string[]; evidence: { doc: string; start: number; end: number }[] }; passage: string }[] = [];
   for (const a of ask) {
     if (a.answer === undefined) continue;
     const given = a.answer.slice(0, a.count);
@@ -259,13 +276,45 @@ export async function runGenerate(input: GenerateInput): Promise<GenerateSummary
         continue;
       }
       const tags = ['synthetic', ...(styles.length > 1 ? [a.style] : []), ...(high ? ['high-overlap'] : [])];
-      const line = { id, question: q, tags, evidence: [{ doc: a.chunk.docId, start: a.chunk.start, end: a.chunk.end }] };
-      const check = questionLineSchema.safeParse(line);
-      if (!check.success) throw new Error(`generated line does not fit the question schema: ${JSON.stringify(line)} (${check.error.message})`);
-      out.push(JSON.stringify(line));
-      ids.push(id);
+      candidates.push({ line: { id, question: q, tags, evidence: [{ doc: a.chunk.docId, start: a.chunk.start, end: a.chunk.end }] }, passage: a.chunk.text });
     }
   }
+  // --check-with-judge: grade each candidate against its passage (workers as above); keep grades ≥ 2.
+  const keep = candidates.map(() => true);
+  if (input.checkWithJudge !== undefined && candidates.length > 0) {
+    const judgePrompt = input.checkWithJudge;
+    let at = 0;
+    let err: unknown;
+    const judgeWorker = async (): Promise<void> => {
+      while (err === undefined && at < candidates.length) {
+        const i = at++;
+        try {
+          const g = await gradePair(client, cache, judgePrompt, candidates[i].line.question, candidates[i].passage);
+          if (g.retried) parseRetries++;
+          if (g.grade === undefined) {
+            filters.judgeUnparsable++;
+            keep[i] = false;
+          } else if (g.grade < 2) {
+            filters.judgedBelow2++;
+            keep[i] = false;
+          }
+        } catch (e) {
+          err ??= e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(client.concurrency, candidates.length) }, judgeWorker));
+    if (err !== undefined) throw err;
+  }
+  const out: string[] = [];
+  const ids: string[] = [];
+  candidates.forEach((c, i) => {
+    if (!keep[i]) return;
+    const check = questionLineSchema.safeParse(c.line);
+    if (!check.success) throw new Error(`generated line does not fit the question schema: ${JSON.stringify(c.line)} (${check.error.message})`);
+    out.push(JSON.stringify(c.line));
+    ids.push(c.line.id);
+  });
   if (out.length > 0) {
     const head = existing.text === '' || existing.text.endsWith('\n') ? existing.text : `${existing.text}\n`;
     writeAtomic(input.outFile, `${head}${out.join('\n')}\n`);
@@ -320,7 +369,7 @@ export function formatGenerateSummary(s: GenerateSummary): string {
   return (
     [
       `generate: ${s.written} questions written to ${s.out} (${s.asked} asked for, from ${s.passages} passages; ${s.keptLines} existing lines kept as they were)`,
-      `filters: ${f.unparsable} unparsable answers, ${f.duplicate} duplicates, ${f.highOverlap} high lexical overlap (${f.dropped ? `${f.dropped} dropped` : 'tagged high-overlap, kept'}), ${f.extra} beyond the count asked`,
+      `filters: ${f.unparsable} unparsable answers, ${f.duplicate} duplicates, ${f.highOverlap} high lexical overlap (${f.dropped ? `${f.dropped} dropped` : 'tagged high-overlap, kept'}), ${f.extra} beyond the count asked, ${f.judgedBelow2} graded below 2 by the judge and ${f.judgeUnparsable} without a parsable grade (dropped; --check-with-judge)`,
       `cost: ${u.requests} requests (probe included), ${s.cached} answers from the cache, ${u.retries} retries, ${s.parseRetries} asked again after an unparsable answer, ${u.waitSeconds.toFixed(1)} s waited, tokens in ${u.tokensIn}, out ${u.tokensOut}${u.cost !== null ? `, cost ${u.cost.toFixed(4)}` : ''}; ${s.seconds.toFixed(1)} s`,
     ].join('\n') + '\n'
   );

@@ -223,7 +223,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
     if (parsed?.ok) hits.push({ p, grade: parsed.grade });
     else todo.push({ p, key });
   }
-  if (todo.length > 0 && input.probe !== false) await client.probe();
+  if (todo.length > 0 && input.probe !== false) await client.probeOnce();
   const log = openJudgmentLog(judgmentsLogPath(input.labelsFile));
   const warnings = [...log.warnings];
   try {
@@ -424,3 +424,43 @@ export function decisionQrels(
 
 /** The Kendall's tau below which the configurations' order under model labels is said to differ (Voorhees 2000). */
 export const TAU_WARN = 0.9;
+
+/** What {@link gradePair} found. */
+export type PairGrade =
+  | { grade: number; cached: boolean; retried: boolean }
+  | { grade: undefined; cached: false; retried: true; reason: 'no-score-line' | 'out-of-range'; raw: string };
+
+/**
+ * One (question, passage) grade with the judge's rules, for callers other than {@link runJudge} (`generate
+ * --check-with-judge`): the cache first (same key as the judge's), else the prompt is sent, an unparsable answer once
+ * more, and a parsed answer cached. Writes no log.
+ * @throws HarnessError `LLM_FAILED` (a request failing after its retries), `CACHE_FAILED`.
+ */
+export async function gradePair(client: ChatClient, cache: ChatCache, prompt: PromptTemplate, question: string, passage: string): Promise<PairGrade> {
+  const key = chatCacheKey({
+    baseUrl: client.baseUrl,
+    model: client.serverModel,
+    temperature: client.temperature,
+    seed: client.seed,
+    maxTokens: client.maxTokens,
+    promptSha: prompt.sha,
+    inputs: [question, passage],
+  });
+  const hit = cache.get(key);
+  if (hit !== undefined) {
+    const p = parseFinalScore(hit.text);
+    if (p.ok) return { grade: p.grade, cached: true, retried: false };
+  }
+  const content = fillPrompt(prompt.text, { question, passage });
+  await client.probeOnce();
+  let answer = await client.complete(content);
+  let parsed = parseFinalScore(answer.text);
+  const retried = !parsed.ok;
+  if (!parsed.ok) {
+    answer = await client.complete(content);
+    parsed = parseFinalScore(answer.text);
+  }
+  if (!parsed.ok) return { grade: undefined, cached: false, retried: true, reason: parsed.reason, raw: answer.text.slice(0, RAW_LIMIT) };
+  cache.put(key, client.serverModel, answer);
+  return { grade: parsed.grade, cached: false, retried };
+}

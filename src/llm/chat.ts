@@ -118,6 +118,7 @@ export class ChatClient {
   private readonly http: HttpClient;
   private tokensIn = 0;
   private tokensOut = 0;
+  private probed: Promise<void> | undefined;
 
   /**
    * @throws HarnessError `CONFIG_INVALID` when `model` lacks the `openai-chat:` prefix or `baseUrl` is not an http(s)
@@ -173,6 +174,15 @@ export class ChatClient {
    */
   async probe(): Promise<void> {
     await this.send('ping', 1);
+  }
+
+  /**
+   * {@link probe} once per client (later calls share the first call's outcome): call it just before the first request
+   * that is really needed, so a fully cached run sends nothing and a wrong key still fails before any work.
+   */
+  probeOnce(): Promise<void> {
+    this.probed ??= this.probe();
+    return this.probed;
   }
 
   /**

@@ -129,3 +129,21 @@ describe('filters', () => {
     expect(copiedRun('', 'x')).toEqual({ share: 0, run: 0 });
   });
 });
+
+describe('generate --check-with-judge', () => {
+  it('drops the questions the judge grades below 2 against their passage', async () => {
+    const s = await startFakeServer();
+    servers.push(s);
+    const dir = makeDataset();
+    const out = path.join(dir, 'checked.jsonl');
+    const r = await cli(['generate', dir, '--model', 'openai-chat:m', '--base-url', `${s.url}/v1`, '--cache-dir', path.join(dir, '.cache'), '--out', out, '--questions', '6', '--per-document', '2', '--chunk-size', 'none', '--check-with-judge', '--json']);
+    expect(r.code).toBe(0);
+    const sum = JSON.parse(r.out) as { written: number; filters: { judgedBelow2: number; duplicate: number }; usage: { requests: number } };
+    // fake judge: words of 4+ letters shared with the passage; "pumps hum?" shares only "pumps" (grade 1)
+    expect(sum.filters.duplicate).toBe(1);
+    expect(sum.filters.judgedBelow2).toBe(1);
+    expect(sum.written).toBe(4);
+    expect(sum.usage.requests).toBe(1 + 3 + 5); // probe, 3 passages, 5 candidates judged
+    expect(readFileSync(out, 'utf8')).not.toContain('pumps hum?');
+  });
+});
