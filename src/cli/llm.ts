@@ -200,6 +200,8 @@ interface GenerateFlags extends ChatCliFlags {
   prompt?: string;
   split?: string;
   dropOverlap?: boolean;
+  checkWithJudge?: boolean;
+  judgePrompt?: string;
 }
 
 async function generateCommand(datasetDir: string, flags: GenerateFlags, io: Io): Promise<void> {
@@ -220,6 +222,8 @@ async function generateCommand(datasetDir: string, flags: GenerateFlags, io: Io)
     import('../load/dataset.js'),
   ]);
   const prompt = prompts.loadPrompt(flags.prompt, prompts.DEFAULT_GENERATION_PROMPT, prompts.GENERATION_PLACEHOLDERS);
+  const judgePrompt =
+    flags.checkWithJudge || flags.judgePrompt !== undefined ? prompts.loadPrompt(flags.judgePrompt, prompts.DEFAULT_JUDGE_PROMPT, prompts.JUDGE_PLACEHOLDERS) : undefined;
   const client = new ChatClient(opts);
   const dataset = await loadDataset({ path: path.resolve(datasetDir), ...(flags.split ? { split: flags.split } : {}), labels: 'keep', strictness: 'warn' });
   const cache = ChatCache.open(path.join(flags.cacheDir, 'chat.sqlite'));
@@ -236,6 +240,7 @@ async function generateCommand(datasetDir: string, flags: GenerateFlags, io: Io)
       chunkSize,
       ...(styles ? { styles } : {}),
       dropOverlap: Boolean(flags.dropOverlap),
+      ...(judgePrompt ? { checkWithJudge: judgePrompt } : {}),
     });
     if (flags.json) io.stdout(`${JSON.stringify({ ...summary, prompt: prompt.source, cache: cache.file }, null, 2)}\n`);
     else io.stdout(formatGenerateSummary(summary));
@@ -270,6 +275,8 @@ export function registerLlmCommands(program: Command, io: Io): void {
       .option('--styles <list>', 'prompt styles, comma-separated: plain, keyword, paraphrase (several: a style tag each)')
       .option('--prompt <file>', 'own generation prompt with the placeholders {passage} and {count} ({style} optional)')
       .option('--split <name>', 'BEIR split (default test)')
-      .option('--drop-overlap', 'drop questions that copy long runs of the passage instead of tagging them high-overlap'),
+      .option('--drop-overlap', 'drop questions that copy long runs of the passage instead of tagging them high-overlap')
+      .option('--check-with-judge', 'grade each question against its passage with the judge prompt; drop grades below 2')
+      .option('--judge-prompt <file>', 'own judge prompt for --check-with-judge ({question}, {passage}); implies it'),
   ).action(async (dataset: string, flags: GenerateFlags) => generateCommand(dataset, flags, io));
 }
