@@ -93,7 +93,16 @@ async function judgeCommand(poolFile: string, flags: JudgeFlags, io: Io): Promis
   const cache = ChatCache.open(path.join(flags.cacheDir, 'chat.sqlite'));
   let summary;
   try {
-    summary = await runJudge({ header, pairs, labelsFile: flags.labels, client, cache, prompt, ...(grades ? { datasetGrades: grades } : {}) });
+    // Progress on stderr: a line at most every 5 s, and the last one.
+    let last = performance.now();
+    const onProgress = (done: number, total: number) => {
+      const now = performance.now();
+      if (done === total || now - last >= 5000) {
+        last = now;
+        io.stderr(`judge: ${done}/${total} pairs\n`);
+      }
+    };
+    summary = await runJudge({ header, pairs, labelsFile: flags.labels, client, cache, prompt, onProgress, ...(grades ? { datasetGrades: grades } : {}) });
   } finally {
     cache.close();
   }

@@ -9,6 +9,8 @@
  * 2. otherwise the prompt is sent; an answer whose grade does not parse ({@link parseFinalScore}: no
  *    `##final score: N` line, or N not 0..3) is asked once more with the same request; if that fails too, a `failed`
  *    judgment with the raw text is appended (never a guessed grade) and nothing is cached, so the next run asks again;
+ *    A request the server refuses for its content (HTTP 400, 413, 422: a passage past the model's context) is a
+ *    `failed` judgment with the server's message, and the run goes on; any other failure stops the run;
  * 3. a parsed answer is cached and, unless the log's current grade of this model for the pair is already the same, a
  *    `grade` judgment is appended (fsynced). A rerun therefore adds no line and sends no request.
  *
@@ -18,9 +20,10 @@
  * Calibration ({@link calibrate}): the model's grades against the persons' on the pairs both graded, from the log
  * (persons' resolved grades) and from the dataset's own labels when given.
  */
-import { HarnessError } from '../errors.js';
+import { HarnessError, isHarnessError } from '../errors.js';
 import { chatCacheKey, type ChatCache } from '../llm/cache.js';
-import type { ChatClient, ChatStats } from '../llm/chat.js';
+import type { ChatAnswer, ChatClient, ChatStats } from '../llm/chat.js';
+import { HttpFailure } from '../net/http.js';
 import { fillPrompt, parseFinalScore, type PromptTemplate } from '../llm/prompts.js';
 import { agreement, type Agreement } from '../score/agreement.js';
 import type { Dataset } from '../types.js';
@@ -35,6 +38,16 @@ import {
   type PoolHeader,
   type PoolPair,
 } from './formats.js';
+
+/** Statuses that refuse one request for what it holds (not the key, model or address): the pair fails, the run goes on. */
+const REJECT_STATUS = new Set([400, 413, 422]);
+
+/** The HTTP status when `e` is a request the server refused for its content ({@link REJECT_STATUS}), else undefined. */
+function rejectedStatus(e: unknown): number | undefined {
+  if (!isHarnessError(e, 'LLM_FAILED')) return undefined;
+  const cause = (e as Error & { cause?: unknown }).cause;
+  return cause instanceof HttpFailure && cause.kind === 'status' && cause.status !== undefined && REJECT_STATUS.has(cause.status) ? cause.status : undefined;
+}
 
 /** Longest raw answer kept in a `failed` judgment (characters), as formats.ts documents. */
 export const RAW_LIMIT = 2000;
@@ -90,8 +103,10 @@ export interface JudgeSummary {
   asked: number;
   /** Pairs with a grade now (cached or asked). */
   graded: number;
-  /** Pairs recorded as failed (unparsable twice). */
+  /** Pairs recorded as failed (unparsable twice, or refused by the server). */
   failed: number;
+  /** Of those, pairs whose request the server refused with HTTP 400, 413 or 422 (e.g. past the context length). */
+  rejected: number;
   /** Answers that did not parse and were asked again. */
   parseRetries: number;
   /** Judgments appended to the log. */
@@ -234,6 +249,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
     let asked = 0;
     let failed = 0;
     let parseRetries = 0;
+    let rejected = 0;
     let appended = 0;
     let done = 0;
     const base = (p: PoolPair): Omit<Judgment, 'action'> => ({
@@ -263,7 +279,22 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
     const one = async ({ p, key }: { p: PoolPair; key: string }): Promise<void> => {
       const content = fillPrompt(prompt.text, { question: p.question, passage: p.passage });
       asked++;
-      let answer = await client.complete(content);
+      let answer: ChatAnswer;
+      try {
+        answer = await client.complete(content);
+      } catch (e) {
+        const status = rejectedStatus(e);
+        if (status === undefined) throw e;
+        // The server refuses this one request (a passage past the model's context, typically): the pair is failed
+        // with the server's message, the rest of the pool goes on.
+        failed++;
+        rejected++;
+        log.append({ ...base(p), action: 'failed', raw: (e as Error).message.slice(0, RAW_LIMIT) });
+        appended++;
+        warnings.push(`pair ${p.pair} (${p.qid}, ${p.doc}): the server refused the request (HTTP ${status}); recorded as failed with its message`);
+        input.onProgress?.(++done, pairs.length);
+        return;
+      }
       let parsed = parseFinalScore(answer.text);
       if (!parsed.ok) {
         parseRetries++;
@@ -312,6 +343,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
       asked,
       graded: grades.reduce((s, x) => s + x, 0),
       failed,
+      rejected,
       parseRetries,
       appended,
       grades,
@@ -330,7 +362,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
 export function formatJudgeSummary(s: JudgeSummary, labelsFile: string, poolFile: string): string {
   const u = s.usage;
   const lines = [
-    `judge ${s.assessor}: ${s.pairs} pairs, ${s.graded} graded (grades 0/1/2/3: ${s.grades.join('/')}), ${s.failed} failed; ${s.cached} from the cache, ${s.asked} asked (${s.parseRetries} asked again after an unparsable answer)`,
+    `judge ${s.assessor}: ${s.pairs} pairs, ${s.graded} graded (grades 0/1/2/3: ${s.grades.join('/')}), ${s.failed} failed${s.rejected > 0 ? ` (${s.rejected} refused by the server)` : ''}; ${s.cached} from the cache, ${s.asked} asked (${s.parseRetries} asked again after an unparsable answer)`,
     `cost: ${u.requests} requests (probe included), ${u.retries} retries, ${u.waitSeconds.toFixed(1)} s waited, tokens in ${u.tokensIn}, out ${u.tokensOut}${u.cost !== null ? `, cost ${u.cost.toFixed(4)}` : ''}; ${s.seconds.toFixed(1)} s`,
     `log: ${s.appended} judgments appended to ${s.log}`,
   ];

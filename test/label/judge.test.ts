@@ -353,6 +353,23 @@ describe('calibration sample and decision qrels', () => {
 });
 
 describe('interrupted and mismatched runs', () => {
+  it('a request the server refuses for its content (HTTP 400) fails that pair with the message; the rest is graded', async () => {
+    const s = await server({
+      faults: [{ kind: 'status', status: 400, body: '{"error": {"message": "maximum context length is 8192 tokens"}}' }],
+      faultFilter: (_p, body) => JSON.stringify(body.messages).includes('##final score'),
+    });
+    const dir = tmp();
+    const r = await judgeOnce(s, dir, { concurrency: 1 });
+    expect(r.summary.failed).toBe(1);
+    expect(r.summary.rejected).toBe(1);
+    expect(r.summary.graded).toBe(5);
+    const failed = readJudgments(judgmentsLogPath(r.labelsFile)).judgments.filter((j) => j.action === 'failed');
+    expect(failed.map((j) => j.doc)).toEqual(['d1.md']);
+    expect(failed[0].raw).toContain('HTTP 400');
+    expect(failed[0].raw).toContain('maximum context length');
+    expect(gradesOf(r.labelsFile, r.pairs)).toEqual([undefined, ...EXPECTED.slice(1)]);
+  });
+
   it('a run that fails mid-pool keeps what was answered; the rerun asks only the rest and duplicates no line', async () => {
     // probe + 3 answers, then 500s the client does not retry (maxRetries 0)
     const s = await server({ faults: [{ kind: 'none' }, { kind: 'none' }, { kind: 'none' }, { kind: 'none' }, ...Array.from({ length: 10 }, () => ({ kind: 'status' as const, status: 500 }))] });
