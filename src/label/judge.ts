@@ -271,7 +271,17 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
       }
       input.onProgress?.(++done, pairs.length);
     };
-    for (const h of hits) record(h.p, h.grade);
+    // Cached grades the log lacks go in with one write and one fsync.
+    const fromCache: Judgment[] = [];
+    for (const h of hits) {
+      grades[h.grade]++;
+      const cur = current(h.p);
+      if (cur?.grade !== h.grade || cur?.failed !== undefined) fromCache.push({ ...base(h.p), action: 'grade', grade: h.grade });
+    }
+    log.append(...fromCache);
+    appended += fromCache.length;
+    done = hits.length;
+    if (done > 0) input.onProgress?.(done, pairs.length);
     // Workers pull pairs from one queue; after a failure no new request starts, the ones in flight finish (their
     // answers are cached and logged), then the first error is thrown.
     let next = 0;

@@ -5,7 +5,7 @@
  * that must not change a label, the cache (a warm rerun sends no request), the key in no file, and clear errors
  * before any work (401, 404, nothing listening, a prompt without its placeholder).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -116,6 +116,15 @@ describe('judge through a chat server', () => {
     expect(warm.summary.appended).toBe(0);
     expect(readJudgments(judgmentsLogPath(first.labelsFile)).judgments).toHaveLength(6);
     expect(gradesOf(warm.labelsFile, warm.pairs)).toEqual(EXPECTED);
+
+    // the same cache for a new labels file: no request, every cached grade written to the new log
+    const dir2 = tmp();
+    mkdirSync(path.join(dir2, 'cache'));
+    copyFileSync(path.join(dir, 'cache', 'chat.sqlite'), path.join(dir2, 'cache', 'chat.sqlite'));
+    const fresh = await judgeOnce(s, dir2);
+    expect(s.requests.length - sent).toBe(0);
+    expect(fresh.summary.appended).toBe(6);
+    expect(gradesOf(fresh.labelsFile, fresh.pairs)).toEqual(EXPECTED);
   });
 
   it('the faults change no label: 429 + Retry-After, 500, slow past the timeout, reset, unparsable, out of range', async () => {
