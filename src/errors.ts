@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'OUTPUT_INVALID'
   | 'RUN_FAILED'
   | 'RERANK_FAILED'
+  | 'LLM_FAILED'
   | 'RETRIEVER_FAILED'
   | 'USAGE';
 

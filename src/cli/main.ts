@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { HarnessError, isHarnessError } from '../errors.js';
 import type { SweepOptions } from '../run/sweep.js';
+import { registerLlmCommands } from './llm.js';
 
 /**
  * Exit codes (the README's table):
@@ -367,6 +368,8 @@ export function buildProgram(io: CliIo = processIo): Command {
       if (r.stdout) io.stdout(r.stdout);
       if (r.stderr) io.stderr(r.stderr);
     });
+
+  registerLlmCommands(program, io);
 
   // A usage error prints commander's message, then the usage line of the command that failed.
   let active: Command = program;

@@ -41,7 +41,7 @@ export interface HttpClientOptions {
   baseUrl: string;
   /** Who is calling, for error messages: e.g. `openai:bge-small-en-v1.5`. */
   what: string;
-  /** Error code of the caller's failures: `EMBEDDING_FAILED` or `RERANK_FAILED`. */
+  /** Error code of the caller's failures: `EMBEDDING_FAILED`, `RERANK_FAILED` or `LLM_FAILED`. */
   errorCode: ErrorCode;
   /** Config key path errors point at, e.g. `embeddings`. */
   configPath: string;

@@ -563,6 +563,8 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   const stat: StatOptions = { seed, resamples, level, alpha, permutationResamples };
   const segments =
     best === null ? null : segmentAnalysis(result, best, comparable.map((r) => ({ index: r.index, id: r.id, values: primaryColumn(r.index)! })), threshold, stat);
+  const synthetic = segments === null ? null : syntheticDisagreement(segments, result.primaryMetric);
+  if (synthetic !== null) warnings.push(synthetic);
   const fusion = fusionView(result, rows, primaryColumn, stat);
   const cutoffs = cutoffAnalysis(result, primaryK, threshold, fixedCutoff);
   const models = modelComparison(result, rows, primaryK);
@@ -664,12 +666,32 @@ export function holmRejections(diffs: Float64Array[], n: number, permutationResa
   return holm(p).map((x) => x < alpha);
 }
 
+/** The tag segment of the questions not tagged `synthetic` (present only when some are). */
+export const NOT_SYNTHETIC = '(not synthetic)';
+
+/**
+ * The warning when the best configuration on the generated questions (tag `synthetic`) is not the best on the others
+ * (segment {@link NOT_SYNTHETIC}); null when they agree or either segment is missing. Generated questions reuse their
+ * passage's words and are known to favour lexical retrievers (docs/judging.md).
+ */
+export function syntheticDisagreement(seg: SegmentAnalysis, metric: string): string | null {
+  const syn = seg.segments.find((s) => s.kind === 'tag' && s.name === 'synthetic');
+  const other = seg.segments.find((s) => s.kind === 'tag' && s.name === NOT_SYNTHETIC);
+  if (syn === undefined || other === undefined || syn.best.id === other.best.id) return null;
+  return (
+    `the best configuration on the ${syn.questions} generated (synthetic) questions, ${syn.best.id} (${metric} ${syn.best.value.toFixed(3)}), ` +
+    `is not the best on the ${other.questions} other questions, ${other.best.id} (${other.best.value.toFixed(3)}): generated questions ` +
+    'reuse their passage\'s words and favour lexical retrievers; decide on the questions people wrote'
+  );
+}
+
 /**
  * Segments by question tag and by top-level folder of the relevant documents: the recommended row's value with its
  * interval, and the segment's own best candidate and tier 1 (paired sign-flip tests against the segment's best on the
  * segment's questions, seed + 2, Holm over that segment's comparisons). A question is in folder F when it has a
  * relevant document (grade ≥ threshold) under `F/`; ids without a folder go in `(root)`. No folder segments for BEIR
- * datasets (ids are opaque). Questions without tags form `(untagged)` when at least one question has a tag.
+ * datasets (ids are opaque). Questions without tags form `(untagged)` when at least one question has a tag. When some
+ * questions are tagged `synthetic` (written by `generate`), the others form the tag segment `(not synthetic)`.
  */
 function segmentAnalysis(
   result: SweepResult,
@@ -683,6 +705,7 @@ function segmentAnalysis(
   const byTag = new Map<string, number[]>();
   const byFolder = new Map<string, number[]>();
   const anyTag = result.questions.some((q) => q.tags.length > 0);
+  const anySynthetic = result.questions.some((q) => q.tags.includes('synthetic'));
   const folders = manifestValue(result, ['dataset', 'layout']) !== 'beir';
   const push = (m: Map<string, number[]>, key: string, qi: number): void => {
     const l = m.get(key);
@@ -692,6 +715,7 @@ function segmentAnalysis(
   result.questions.forEach((q: Question, qi) => {
     for (const t of new Set(q.tags)) push(byTag, t, qi);
     if (anyTag && q.tags.length === 0) push(byTag, '(untagged)', qi);
+    if (anySynthetic && !q.tags.includes('synthetic')) push(byTag, NOT_SYNTHETIC, qi);
     if (!folders) return;
     const fs = new Set<string>();
     for (const [doc, g] of Object.entries(q.relevant)) if (g >= threshold) fs.add(topFolder(doc));

@@ -9,6 +9,9 @@
  *   does.
  * - `POST /v1/rerank` (Cohere, Jina, vLLM): `{model, query, documents}` → `{results: [{index, relevance_score}]}`,
  *   sorted by score descending.
+ * - `POST /v1/chat/completions` (OpenAI chat): `{model, messages}` → `{choices: [{message: {content}}], usage}`, the
+ *   content worked out from the last message by {@link fakeChatAnswer} (a judge grade from word overlap, generated
+ *   questions from the passage's sentences, `pong` to the probe).
  *
  * Faults are taken from the front of `server.faults`, one per request, in arrival order; with the queue empty every
  * request is answered correctly. The server is started and stopped inside the test that uses it.
@@ -33,7 +36,11 @@ export type Fault =
   /** Drop the last component of the first vector. */
   | { kind: 'wrong-dimension' }
   /** Put a non-finite number into the first vector or score (sent as a huge literal that parses to Infinity). */
-  | { kind: 'non-finite' };
+  | { kind: 'non-finite' }
+  /** No fault: answer correctly (spaces faults apart in the queue). */
+  | { kind: 'none' }
+  /** Chat only: answer with this content instead of the real answer (an unparsable answer, a grade out of range). */
+  | { kind: 'answer'; content: string };
 
 /** What the server saw of one request. */
 export interface RecordedRequest {
@@ -53,7 +60,9 @@ export interface FakeServerOptions {
   apiKey?: string;
   /** Faults for the first requests, in order. */
   faults?: Fault[];
-  /** When set, an embeddings request naming another model gets 404 `model not found`. */
+  /** When set, only requests for which it returns true take a fault from the queue (e.g. not a probe). */
+  faultFilter?: (path: string, body: Record<string, unknown>) => boolean;
+  /** When set, an embeddings or chat request naming another model gets 404 `model not found`. */
   models?: string[];
 }
 
@@ -105,6 +114,38 @@ export function fakeRerankScore(query: string, text: string): number {
   return shared / Math.sqrt(1 + words.length);
 }
 
+/**
+ * The fake chat model's answer to one user message:
+ * - `ping` → `pong`;
+ * - a judge prompt (holding `##final score`, with lines `Question: ...` and `Passage: ...`): grade = the number of
+ *   distinct words of 4 or more letters the question shares with the passage, capped at 3, as
+ *   `Reasoning...\n##final score: <grade>`;
+ * - a generation prompt (holding `"questions"`, the passage between `<passage>` lines and `Write <n> different`):
+ *   `{"questions": [...]}` with n questions, question i = the first 6 words of sentence i (mod the sentence count)
+ *   followed by `?`, after a line of chatter;
+ * - anything else → `I cannot help with that.`
+ */
+export function fakeChatAnswer(content: string): string {
+  if (content === 'ping') return 'pong';
+  if (content.includes('##final score')) {
+    const q = /^Question: (.*)$/m.exec(content)?.[1] ?? '';
+    const p = /^Passage: ([\s\S]*?)\n\n/m.exec(content)?.[1] ?? '';
+    const long = (t: string) => new Set(fakeTokens(t).filter((w) => w.length >= 4));
+    const pw = long(p);
+    const shared = [...long(q)].filter((w) => pw.has(w)).length;
+    return `M: the passage shares ${shared} words with the question.\n##final score: ${Math.min(3, shared)}`;
+  }
+  if (content.includes('"questions"')) {
+    const passage = /<passage>\n([\s\S]*?)\n<\/passage>/.exec(content)?.[1] ?? '';
+    const n = Number(/Write (\d+) different/.exec(content)?.[1] ?? '1');
+    const sentences = passage.split(/(?<=[.!?])\s+/).filter((x) => fakeTokens(x).length > 0);
+    const qs: string[] = [];
+    for (let i = 0; i < n && sentences.length > 0; i++) qs.push(`${fakeTokens(sentences[i % sentences.length]).slice(0, 6).join(' ')}?`);
+    return `Sure, here they are.\n${JSON.stringify({ questions: qs })}\nHope this helps {really}.`;
+  }
+  return 'I cannot help with that.';
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -152,7 +193,7 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
       body = {};
     }
     const path = (req.url ?? '/').split('?')[0];
-    const fault = faults.shift();
+    const fault = opts.faultFilter === undefined || opts.faultFilter(path, body) ? faults.shift() : undefined;
     requests.push({ path, authorization: req.headers.authorization, body, fault: fault?.kind });
     const send = (status: number, payload: string, headers: Record<string, string> = {}): void => {
       if (res.destroyed || res.writableEnded) return;
@@ -194,6 +235,21 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
         data,
         model: body.model,
         usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
+    } else if (path === '/v1/chat/completions') {
+      if (opts.models && !opts.models.includes(String(body.model))) {
+        send(404, JSON.stringify({ error: { message: `The model \`${String(body.model)}\` does not exist.`, code: 'model_not_found' } }));
+        return;
+      }
+      const messages = Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : [];
+      const content = String(messages[messages.length - 1]?.content ?? '');
+      const answer = fault?.kind === 'answer' ? fault.content : fakeChatAnswer(content);
+      payload = JSON.stringify({
+        id: 'fake-chat',
+        object: 'chat.completion',
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: fakeTokens(content).length, completion_tokens: fakeTokens(answer).length },
       });
     } else if (path === '/rerank' || path === '/v1/rerank') {
       const query = String(body.query);
