@@ -406,7 +406,7 @@ export async function runSweep(
     const limit = pLimit(config.concurrency);
     const models = needsDense ? config.embeddings : [];
     await Promise.all(
-      models.map((spec) =>
+      models.map((spec, modelIndex) =>
         limit(async () => {
           const info = await runModel({
             spec,
@@ -429,7 +429,8 @@ export async function runSweep(
             ctxOf,
             signal,
           });
-          embeddingInfo.push(info);
+          // In config order, not the order the models finished (compare reads the list; two runs must agree).
+          embeddingInfo[modelIndex] = info;
           embedSeconds += Number(info.embed_seconds ?? 0);
         }),
       ),
