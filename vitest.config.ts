@@ -7,6 +7,8 @@ export default defineConfig({
   resolve: { alias: { 'retrieval-sweep': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
+    // Keeps every test's default cache folder inside the repository (test/helpers/setup-env.ts).
+    setupFiles: ['test/helpers/setup-env.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: 'forks',

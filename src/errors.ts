@@ -33,6 +33,8 @@ export interface ErrorLocation {
   file?: string;
   /** 1-based line number. */
   line?: number;
+  /** 1-based column in the line (UTF-16 code units), when known: `file:line:column:`. */
+  column?: number;
   /** Dotted key path inside a config or JSON object. */
   path?: string;
 }
@@ -60,9 +62,9 @@ export class HarnessError extends Error {
 
   /** `file:line: message` (or `file: key.path: message`) followed by the remedy on its own line. */
   format(): string {
-    const { file, line, path } = this.location;
+    const { file, line, column, path } = this.location;
     let where = '';
-    if (file !== undefined) where += line !== undefined ? `${file}:${line}: ` : `${file}: `;
+    if (file !== undefined) where += line !== undefined ? `${file}:${line}${column !== undefined ? `:${column}` : ''}: ` : `${file}: `;
     if (path !== undefined && !this.message.startsWith(path)) where += `${path}: `;
     return `${where}${this.message}${this.remedy ? `\n  remedy: ${this.remedy}` : ''}`;
   }

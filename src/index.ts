@@ -21,6 +21,7 @@ export { HarnessError, isHarnessError, type ErrorCode, type ErrorLocation } from
 
 // config
 export { parseConfig, loadConfigFile, configSchema, type SweepConfig } from './config/schema.js';
+export { resolveCacheDir, CACHE_ENV } from './config/cache-dir.js';
 export { expandGrid, expandChunkings, configId, chunkingKeyOf } from './config/expand.js';
 
 // load
@@ -123,7 +124,16 @@ export { evidenceCoverage, atTokenBudget, type BudgetMeasures } from './score/bu
 // report
 export { analyze, withStatistics, type Analysis, type AnalyzeOptions } from './report/analyze.js';
 export { renderReports, type RenderedReports } from './report/render.js';
-export { compareSweeps } from './report/compare.js';
+export {
+  compareSweeps,
+  compareRuns,
+  formatComparisonText,
+  formatComparisonMarkdown,
+  recommendedRow,
+  type CompareOptions,
+  type SweepComparison,
+  type RunsComparison,
+} from './report/compare.js';
 
 // run
 export { runSweep, type SweepEvent, type SweepOptions, type RetrieverEntry } from './run/sweep.js';

@@ -72,10 +72,28 @@ interface RunOptions {
   out?: string;
   quiet?: boolean;
   json?: boolean;
+  failOn?: string;
+}
+
+/** The conditions `run --fail-on` knows: a row failed; the questions cannot tell the candidates apart. */
+export const RUN_FAIL_ON = ['failed-rows', 'no-evidence'] as const;
+
+/** Parses `--fail-on a,b` of `run` (each in {@link RUN_FAIL_ON}). @throws HarnessError `USAGE` naming an unknown one. */
+function parseRunFailOn(v: string | undefined): Set<(typeof RUN_FAIL_ON)[number]> {
+  const out = new Set<(typeof RUN_FAIL_ON)[number]>();
+  if (v === undefined) return out;
+  for (const f of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!(RUN_FAIL_ON as readonly string[]).includes(f))
+      throw new HarnessError('USAGE', `--fail-on ${f}: run knows ${RUN_FAIL_ON.join(', ')}`, { remedy: 'pass e.g. --fail-on failed-rows,no-evidence' });
+    out.add(f as (typeof RUN_FAIL_ON)[number]);
+  }
+  if (out.size === 0) throw new HarnessError('USAGE', '--fail-on is empty', { remedy: `pass one or more of ${RUN_FAIL_ON.join(', ')}, comma-separated` });
+  return out;
 }
 
 async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Promise<void> {
   const { loadConfigFile } = await import('../config/schema.js');
+  const failOn = parseRunFailOn(opts.failOn);
   const config = loadConfigFile(configPath);
   if (opts.out !== undefined && opts.out.trim() === '')
     throw new HarnessError('USAGE', '--out is empty', { remedy: 'pass a folder path, or leave --out out to write results/<name>' });
@@ -149,12 +167,16 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   if (opts.json) {
     const best = analysis.best;
     const row = best ? result.configs[best.index] : undefined;
+    const enough = analysis.evidence.enough;
     const summary = {
       name: result.name,
       primaryMetric: analysis.primaryMetric,
-      recommendation: best
-        ? { id: best.id, mean: best.mean, low: best.low, high: best.high, config: row?.config ?? null }
-        : null,
+      // null whenever the report says "Not enough evidence to choose": `highest` keeps the top row for reading.
+      recommendation:
+        best && enough ? { id: best.id, mean: best.mean, low: best.low, high: best.high, config: row?.config ?? null } : null,
+      enoughEvidence: enough,
+      enoughEvidenceReason: analysis.evidence.reason,
+      highest: best ? { id: best.id, mean: best.mean, low: best.low, high: best.high } : null,
       tier1: analysis.tier1,
       questions: analysis.questions,
       configurations: result.configs.length,
@@ -175,6 +197,15 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
       `report ${reportSeconds.toFixed(1)} s, total ${totalSeconds.toFixed(1)} s\n`,
   );
   io.stderr(`results: ${outDir}\n`);
+  // --fail-on: after the results are written, so a CI job can still read and upload them.
+  const fails: string[] = [];
+  if (failOn.has('failed-rows') && analysis.failed.length > 0)
+    fails.push(`${analysis.failed.length} configuration(s) failed: ${analysis.failed.slice(0, 5).map((f) => f.id).join(', ')}${analysis.failed.length > 5 ? ', …' : ''}`);
+  if (failOn.has('no-evidence') && !analysis.evidence.enough) fails.push(`not enough evidence to choose: ${analysis.evidence.reason ?? 'no reason given'}`);
+  if (fails.length > 0) {
+    io.stderr(`--fail-on: ${fails.join('; ')}\n`);
+    process.exitCode = EXIT.input;
+  }
 }
 
 async function validateCommand(configPath: string, opts: { json?: boolean }, io: CliIo): Promise<void> {
@@ -184,6 +215,16 @@ async function validateCommand(configPath: string, opts: { json?: boolean }, io:
   const plan = await planSweep(config);
   io.stdout(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
 }
+
+/** What each path of `run` and `validate` is relative to, and where the cache is (their `--help`). */
+const PATHS_HELP = `
+Paths:
+  CONFIG and --out are relative to the working directory; --out defaults to results/<name> there.
+  Inside the config, dataset.path, cacheDir, retrievers[].module and runs[].path are relative to the config file.
+  The cache (embeddings, the GloVe table, checkpoints, models) is cacheDir when the config sets it, else
+  $RETRIEVAL_SWEEP_CACHE (relative to the working directory), else $XDG_CACHE_HOME/retrieval-sweep, else
+  ~/.cache/retrieval-sweep: one folder shared by every project and working directory.
+`;
 
 /** Builds the program (exported for tests). Every command writes through `io`. */
 export function buildProgram(io: CliIo = processIo): Command {
@@ -200,10 +241,12 @@ export function buildProgram(io: CliIo = processIo): Command {
   program
     .command('run')
     .description('run the grid of a YAML config and write the results folder')
-    .argument('[config]', 'YAML config file', 'configs/default.yaml')
-    .option('-o, --out <dir>', 'results folder (default: results/<name>)')
+    .argument('[config]', "YAML config file, relative to the working directory; the paths inside it (dataset.path, cacheDir, retrievers' module, runs' path) are relative to the config file", 'configs/default.yaml')
+    .option('-o, --out <dir>', 'results folder, relative to the working directory (default: results/<name> under the working directory)')
     .option('-q, --quiet', 'no progress output')
-    .option('--json', 'print the summary (recommendation, tier 1, files written, timings) as one JSON object')
+    .option('--json', 'print the summary (recommendation, enoughEvidence, tier 1, files written, timings) as one JSON object')
+    .option('--fail-on <conditions>', `exit 1 after writing the results when any holds: ${RUN_FAIL_ON.join(', ')} (comma-separated)`)
+    .addHelpText('after', PATHS_HELP)
     .action(async (config: string, opts: RunOptions) => runCommand(config, opts, io));
 
   program
@@ -211,6 +254,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .description('check the config, dataset and questions without running anything; print what the sweep would do')
     .argument('[config]', 'YAML config file', 'configs/default.yaml')
     .option('--json', 'print the plan as JSON')
+    .addHelpText('after', PATHS_HELP)
     .action(async (config: string, opts: { json?: boolean }) => validateCommand(config, opts, io));
 
   program
@@ -245,25 +289,78 @@ export function buildProgram(io: CliIo = processIo): Command {
 
   program
     .command('compare')
-    .description('paired comparison of two finished sweeps on the same questions')
-    .argument('<a>', 'results folder A')
-    .argument('<b>', 'results folder B')
-    .option('--json', 'print JSON')
+    .description('paired comparison of finished sweeps with a baseline (the first folder), on one metric; a CI gate with --fail-on regression')
+    .argument('<base>', 'results folder of the baseline (relative to the working directory)')
+    .argument('<runs...>', 'one or more results folders compared with the baseline')
+    .option('--metric <name>', "metric compared (default: the baseline's primary metric, i.e. its rows at that k); a bare family such as ndcg compares each row at its own k")
+    .option('--rows <ids>', "rows compared: shared (default: every id both have at the metric's k), recommended (the baseline's recommended row), or comma-separated ids")
+    .option('--format <format>', 'text (default), markdown (a pull-request comment) or json')
+    .option('--json', 'print JSON (same as --format json)')
+    .option('--fail-on <what>', 'exit 1 when the condition holds: regression (a row significantly worse by more than --margin)')
+    .option('--margin <x>', "regression margin in the metric's units (0.01 = one point)", '0')
     .option('--seed <n>', 'random seed for the bootstrap and permutation test', '42')
-    .action(async (a: string, b: string, opts: { json?: boolean; seed: string }) => {
-      if (!/^-?\d+$/.test(opts.seed))
-        throw new HarnessError('USAGE', `--seed must be a whole number (got ${opts.seed})`, { remedy: 'pass e.g. --seed 42' });
-      const { loadSweepResult } = await import('../run/artifacts.js');
-      const { compareSweeps } = await import('../report/compare.js');
-      const ra = loadSweepResult(a);
-      const rb = loadSweepResult(b);
-      if (ra.level !== rb.level)
-        throw new HarnessError('USAGE', `${a} is scored at level ${ra.level} and ${b} at level ${rb.level}: their measures differ`, {
-          remedy: 'compare two sweeps scored at the same level',
-        });
-      const out = compareSweeps(ra, rb, { seed: Number(opts.seed) });
-      io.stdout(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : nl(out.text));
-    });
+    .action(
+      async (
+        base: string,
+        runs: string[],
+        opts: { json?: boolean; seed: string; metric?: string; rows?: string; format?: string; failOn?: string; margin: string },
+      ) => {
+        if (!/^-?\d+$/.test(opts.seed))
+          throw new HarnessError('USAGE', `--seed must be a whole number (got ${opts.seed})`, { remedy: 'pass e.g. --seed 42' });
+        const format = opts.json ? 'json' : (opts.format ?? 'text');
+        if (format !== 'text' && format !== 'markdown' && format !== 'json')
+          throw new HarnessError('USAGE', `--format must be text, markdown or json (got ${opts.format})`, { remedy: 'pass e.g. --format markdown' });
+        if (opts.json && opts.format !== undefined && opts.format !== 'json')
+          throw new HarnessError('USAGE', `--json and --format ${opts.format} disagree`, { remedy: 'pass one of them' });
+        const margin = Number(opts.margin);
+        if (opts.margin.trim() === '' || !Number.isFinite(margin) || margin < 0)
+          throw new HarnessError('USAGE', `--margin must be a number ≥ 0 in the metric's units (got ${opts.margin})`, { remedy: 'pass e.g. --margin 0.01' });
+        const failOn = opts.failOn === undefined ? [] : opts.failOn.split(',').map((s) => s.trim()).filter(Boolean);
+        for (const f of failOn)
+          if (f !== 'regression')
+            throw new HarnessError('USAGE', `--fail-on ${f}: compare knows only regression`, { remedy: 'pass --fail-on regression (with --margin)' });
+        const rows =
+          opts.rows === undefined || opts.rows.trim() === 'shared'
+            ? ('shared' as const)
+            : opts.rows.trim() === 'recommended'
+              ? ('recommended' as const)
+              : opts.rows.split(',').map((s) => s.trim()).filter(Boolean);
+        if (Array.isArray(rows) && rows.length === 0)
+          throw new HarnessError('USAGE', '--rows is empty', { remedy: 'pass shared, recommended, or comma-separated configuration ids' });
+        const { loadSweepResult } = await import('../run/artifacts.js');
+        const { compareRuns, formatComparisonText, formatComparisonMarkdown } = await import('../report/compare.js');
+        const ra = loadSweepResult(base);
+        const others = runs.map((r) => ({ dir: r, result: loadSweepResult(r) }));
+        for (const o of others)
+          if (ra.level !== o.result.level)
+            throw new HarnessError('USAGE', `${base} is scored at level ${ra.level} and ${o.dir} at level ${o.result.level}: their measures differ`, {
+              remedy: 'compare sweeps scored at the same level',
+            });
+        const out = compareRuns(
+          ra,
+          others.map((o) => o.result),
+          { seed: Number(opts.seed), margin, rows, ...(opts.metric !== undefined ? { metric: opts.metric } : {}) },
+        );
+        // JSON: one run gives the comparison itself (the keys `compare A B --json` always had); several give
+        // {baseline, comparisons, tests, regressions}.
+        const json = out.comparisons.length === 1 ? out.comparisons[0] : out;
+        io.stdout(
+          format === 'json'
+            ? `${JSON.stringify(json, null, 2)}\n`
+            : format === 'markdown'
+              ? nl(formatComparisonMarkdown(out))
+              : nl(formatComparisonText(out)),
+        );
+        if (failOn.includes('regression') && out.regressions.length > 0) {
+          io.stderr(
+            `regression: ${out.regressions.length} row(s) significantly worse than the baseline by more than ${margin}: ` +
+              out.regressions.map((r) => `${r.configId} ${r.metric} ${r.diff.toFixed(4)} (Holm p ${r.pHolm.toPrecision(2)}) in ${others[r.runIndex].dir}`).join('; ') +
+              '\n',
+          );
+          process.exitCode = EXIT.input;
+        }
+      },
+    );
 
   program
     .command('recheck')

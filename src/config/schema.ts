@@ -30,6 +30,7 @@ import type { LancedbIndexSetting } from '../retrieve/lancedb.js';
 import { rerankEntrySchema, resolveRerankList } from '../rerank/spec.js';
 import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
+import { resolveCacheDir } from './cache-dir.js';
 
 const chunkSizeSchema = z.union([
   z.literal('none'),
@@ -344,8 +345,11 @@ export const configSchema = z
       .describe('Unjudged documents: condensed-list columns and the report’s judged@k warnings (docs/metrics.md).'),
     cacheDir: z
       .string()
-      .default('.cache/retrieval-sweep')
-      .describe('Where embedding vectors and derived model files are cached; relative to the working directory.'),
+      .min(1, 'must not be empty')
+      .optional()
+      .describe(
+        'Where embedding vectors, model tables and checkpoints are cached; relative to the config file. Default: $RETRIEVAL_SWEEP_CACHE (relative to the working directory), else $XDG_CACHE_HOME/retrieval-sweep, else ~/.cache/retrieval-sweep.',
+      ),
     concurrency: positiveInt.default(2).describe('How many retrieval jobs run at once.'),
   })
   .strict();
@@ -354,7 +358,9 @@ export const configSchema = z
 export type WrittenConfig = z.output<typeof configSchema>;
 
 /** A fully resolved config: defaults filled, paths absolute, overlap as a list, primary metric parsed. */
-export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings' | 'hybrid' | 'retrievers' | 'runs' | 'rerank' | 'semantic'> {
+export interface SweepConfig extends Omit<WrittenConfig, 'chunking' | 'embeddings' | 'hybrid' | 'retrievers' | 'runs' | 'rerank' | 'semantic' | 'cacheDir'> {
+  /** Absolute cache folder ({@link resolveCacheDir}: `cacheDir` relative to the config file, else the environment's or the user's). */
+  cacheDir: string;
   /** Semantic engines, in config order (default `[{ engine: 'memory' }]`); see {@link SemanticEngine}. */
   semantic: SemanticEngine[];
   chunking: { sizes: (number | 'none')[]; overlaps: number[] };
@@ -472,8 +478,9 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
 /**
  * Validates and resolves a config object.
  * @param input what YAML parsing gave (any shape).
- * @param source the file it came from (for messages and for resolving `dataset.path`); omit for in-memory configs
- *   (paths then resolve against the working directory).
+ * @param source the file it came from (for messages and for resolving `dataset.path`, `cacheDir`, `module` and
+ *   `runs[].path`); omit for in-memory configs (paths then resolve against the working directory). A config without
+ *   `cacheDir` gets the environment's or the user's cache folder (`resolveCacheDir` in config/cache-dir.ts).
  * @throws HarnessError('CONFIG_INVALID') listing every problem with its key path, the bad value and what is allowed.
  */
 export function parseConfig(input: unknown, source?: string): SweepConfig {
@@ -507,6 +514,7 @@ export function parseConfig(input: unknown, source?: string): SweepConfig {
     rerank: resolveRerankList(c.rerank),
     semantic: c.semantic.map(resolveSemanticEntry),
     datasetPath: path.resolve(baseDir, c.dataset.path),
+    cacheDir: resolveCacheDir(c.cacheDir, baseDir),
     primary: { family: primary.condensed === true ? `${primary.family}_condensed` : primary.family, k: primary.k as number },
     ...(source ? { configFile: path.resolve(source) } : {}),
   };

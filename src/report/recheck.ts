@@ -21,8 +21,8 @@ export const RECHECK_TOLERANCE = 1e-12;
 export interface RecheckRow {
   config_id: string;
   status: string;
-  /** `none` or the chunk size in tokens. */
-  chunking: string | number;
+  /** The chunk size in tokens, or null for whole documents (`none` in results written before issue 22). */
+  chunking: string | number | null;
   overlap: number;
   /** Canonical measure name → value. */
   metrics: Record<string, number>;
@@ -68,9 +68,9 @@ export interface RecheckReport {
   skipped: { configId: string; status: string }[];
 }
 
-/** The chunking key of a matrix row: `none` or `cs<size>-ov<overlap>`. */
+/** The chunking key of a matrix row: `none` (chunking null, or `none` in older folders) or `cs<size>-ov<overlap>`. */
 export function chunkingKeyOfRow(row: Pick<RecheckRow, 'chunking' | 'overlap'>): string {
-  return row.chunking === 'none' ? 'none' : `cs${row.chunking}-ov${row.overlap}`;
+  return row.chunking === 'none' || row.chunking === null ? 'none' : `cs${row.chunking}-ov${row.overlap}`;
 }
 
 /**

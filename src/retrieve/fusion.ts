@@ -27,7 +27,9 @@ export const DEFAULT_RRF_K = 60;
 /**
  * Fuses ranked lists of hits into one list of every id found in any (cut) list, with `score` = the RRF score above,
  * ordered by `rankByRule`. The result does not depend on the order of `lists`: each id's terms are summed in a fixed
- * order (largest first), so even the floating-point sums are identical. If an id occurs twice within one list only
+ * order (largest first), so even the floating-point sums are identical. Sums that are equal in exact arithmetic get
+ * one score (ranks 6 + 39 and 12 + 28 at c = 60 both give 5/198), so the tie rule orders them, not rounding
+ * (`sumRrfTerms`). If an id occurs twice within one list only
  * its best-ranked occurrence counts. Input scores are used only to order each list. Does not change its inputs.
  *
  * Throws `HarnessError('CONFIG_INVALID')` when `rrfK` is not a finite number ≥ 0 or `depth` is not an integer ≥ 1.
@@ -47,27 +49,107 @@ export function reciprocalRankFusion(lists: readonly (readonly Hit[])[], options
       remedy: 'use a depth at least as large as the largest top-k, e.g. 100',
     });
   }
-  const terms = new Map<string, number[]>();
+  const terms = new Map<string, RrfTerm[]>();
   for (const list of lists) {
     const ranked = rankByRule(list, depth);
     const seen = new Set<string>();
     ranked.forEach((hit, index) => {
       if (seen.has(hit.id)) return;
       seen.add(hit.id);
-      const term = 1 / (c + index + 1);
+      const term = { weight: 1, denominator: c + index + 1 };
       const t = terms.get(hit.id);
       if (t) t.push(term);
       else terms.set(hit.id, [term]);
     });
   }
-  const fused: Hit[] = [];
-  for (const [id, t] of terms) {
-    t.sort((x, y) => y - x);
-    let score = 0;
-    for (const v of t) score += v;
-    fused.push({ id, score });
+  return rankByRule(sumRrfTerms(terms));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Exact ties of rank-fusion scores
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One RRF term: `weight / denominator`, both the doubles the float score was computed from. */
+interface RrfTerm {
+  weight: number;
+  denominator: number;
+}
+
+/** A finite double as the exact dyadic rational `m · 2^-e` (m a BigInt, e ≥ 0). */
+function dyadic(x: number): { m: bigint; e: number } {
+  let e = 0;
+  while (!Number.isInteger(x)) {
+    x *= 2; // exact: a finite double times 2 stays exact until it is an integer (at most 1074 steps)
+    e++;
   }
-  return rankByRule(fused);
+  return { m: BigInt(x), e };
+}
+
+/** Σ weight / denominator over `terms`, in exact rational arithmetic: `{ p, q }` with q > 0 (not reduced). */
+function exactSum(terms: readonly RrfTerm[]): { p: bigint; q: bigint } {
+  let p = 0n;
+  let q = 1n;
+  for (const t of terms) {
+    // w / d with w = a·2^-i and d = b·2^-j is (a·2^j) / (b·2^i).
+    const w = dyadic(t.weight);
+    const d = dyadic(t.denominator);
+    let tp = w.m << BigInt(d.e);
+    let tq = d.m << BigInt(w.e);
+    if (tq < 0n) {
+      tp = -tp;
+      tq = -tq;
+    }
+    p = p * tq + tp * q;
+    q = q * tq;
+  }
+  return { p, q };
+}
+
+/**
+ * Sums each id's RRF terms into its float score (largest term first, so the sum does not depend on the order of the
+ * input lists) and makes exact ties exact: ids whose sums are equal in exact rational arithmetic but whose float sums
+ * differ by rounding all receive the largest float sum of their group, so the tie rule (id descending) orders them
+ * instead of floating-point noise. Example with c = 60: ranks 6 and 39 give 1/66 + 1/99 = 5/198 = 1/72 + 1/88, the
+ * sum of ranks 12 and 28, yet the float sums are 0.025252525252525256 and 0.025252525252525252.
+ * Only float sums within a relative 1e-12 of each other are compared exactly (BigInt fractions of the doubles the
+ * floats came from); distinct RRF sums of two or three lists of ranks ≤ 10^4 differ by far more than 1e-12 relative,
+ * so no other score changes: every score outside an exact-tie group is the float sum, unchanged to the bit.
+ * @returns hits in no particular order (callers apply `rankByRule`).
+ */
+function sumRrfTerms(terms: ReadonlyMap<string, RrfTerm[]>): Hit[] {
+  const fused: { id: string; score: number; terms: RrfTerm[] }[] = [];
+  for (const [id, t] of terms) {
+    const values = t.map((x) => x.weight * (1 / x.denominator));
+    const order = values.map((_, i) => i).sort((x, y) => values[y] - values[x]);
+    let score = 0;
+    for (const i of order) score += values[i];
+    fused.push({ id, score, terms: t });
+  }
+  const byScore = [...fused].sort((x, y) => y.score - x.score);
+  const close = (x: number, y: number) => x !== y && Math.abs(x - y) <= 1e-12 * Math.max(Math.abs(x), Math.abs(y));
+  for (let start = 0; start < byScore.length; ) {
+    // A run of neighbours whose scores are within the tolerance of the run's first (largest) score.
+    let end = start + 1;
+    while (end < byScore.length && (byScore[end].score === byScore[start].score || close(byScore[start].score, byScore[end].score))) end++;
+    if (end - start > 1 && byScore[start].score !== byScore[end - 1].score) {
+      const run = byScore.slice(start, end);
+      const exact = run.map((h) => exactSum(h.terms));
+      const group = new Array<number>(run.length).fill(-1);
+      for (let i = 0; i < run.length; i++) {
+        if (group[i] !== -1) continue;
+        group[i] = i;
+        let top = run[i].score;
+        for (let j = i + 1; j < run.length; j++)
+          if (group[j] === -1 && exact[i].p * exact[j].q === exact[j].p * exact[i].q) {
+            group[j] = i;
+            top = Math.max(top, run[j].score);
+          }
+        for (let j = i; j < run.length; j++) if (group[j] === i) run[j].score = top;
+      }
+    }
+    start = end;
+  }
+  return fused.map(({ id, score }) => ({ id, score }));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -210,14 +292,14 @@ export function weightedRrf(keyword: readonly Hit[], semantic: readonly Hit[], o
       remedy: 'use 60 (the value of Cormack et al. 2009) unless you are studying the constant',
     });
   checkDepth(options.depth);
-  const terms = new Map<string, number[]>();
+  const terms = new Map<string, RrfTerm[]>();
   const add = (list: readonly Hit[], weight: number) => {
     if (weight === 0) return;
     const seen = new Set<string>();
     rankByRule(list, options.depth).forEach((hit, index) => {
       if (seen.has(hit.id)) return;
       seen.add(hit.id);
-      const term = weight * (1 / (c + index + 1));
+      const term = { weight, denominator: c + index + 1 };
       const t = terms.get(hit.id);
       if (t) t.push(term);
       else terms.set(hit.id, [term]);
@@ -225,14 +307,7 @@ export function weightedRrf(keyword: readonly Hit[], semantic: readonly Hit[], o
   };
   add(semantic, w);
   add(keyword, 1 - w);
-  const fused: Hit[] = [];
-  for (const [id, t] of terms) {
-    t.sort((x, y) => y - x);
-    let score = 0;
-    for (const v of t) score += v;
-    fused.push({ id, score });
-  }
-  return rankByRule(fused);
+  return rankByRule(sumRrfTerms(terms));
 }
 
 /** A fusion setting as the sweep's `hybrid.fusion` entries expand to (see `FusionSpec` in types.ts). */
@@ -305,19 +380,19 @@ export function fuse(
       if (!weights) fused = reciprocalRankFusion(runs.map((r) => listOf(r, q)), { rrfK: options.k ?? DEFAULT_RRF_K, ...(options.depth ? { depth: options.depth } : {}) });
       else {
         const c = options.k ?? DEFAULT_RRF_K;
-        const terms = new Map<string, number[]>();
+        const terms = new Map<string, RrfTerm[]>();
         runs.forEach((r, i) => {
           const seen = new Set<string>();
           rankByRule(listOf(r, q), options.depth).forEach((hit, index) => {
             if (seen.has(hit.id) || weights[i] === 0) return;
             seen.add(hit.id);
-            const term = weights[i] * (1 / (c + index + 1));
+            const term = { weight: weights[i], denominator: c + index + 1 };
             const t = terms.get(hit.id);
             if (t) t.push(term);
             else terms.set(hit.id, [term]);
           });
         });
-        fused = rankByRule([...terms].map(([id, t]) => ({ id, score: t.sort((x, y) => y - x).reduce((s, v) => s + v, 0) })));
+        fused = rankByRule(sumRrfTerms(terms));
       }
     } else {
       throw new HarnessError('CONFIG_INVALID', `unknown fusion method ${JSON.stringify((options as { method: unknown }).method)}`, {

@@ -153,26 +153,33 @@ function within(child: string, parent: string): boolean {
 /**
  * Refuses a results folder inside the dataset (its root folder, and so its `docs/` folder: the next run would index
  * report.md and report.html as documents), and a dataset inside the results folder (replacing the results would
- * delete it). Symbolic links are resolved. `config.datasetPath` is the resolved, absolute dataset folder.
- * @throws HarnessError('OUTPUT_INVALID') naming both paths.
+ * delete it). Symbolic links are resolved. `config.datasetPath` is the resolved, absolute dataset folder; `config.name`
+ * (default `sweep`) names the folder the remedy suggests.
+ * @throws HarnessError('OUTPUT_INVALID') naming both paths, with a remedy naming a folder that passes this check
+ *   (`<dataset's parent>/results/<name>`, or `<dataset's parent>/<dataset>-results/<name>`).
  */
-export function checkOutputOutsideDataset(config: { datasetPath: string }, outDir: string): void {
+export function checkOutputOutsideDataset(config: { datasetPath: string; name?: string }, outDir: string): void {
   const out = realish(outDir);
   const root = realish(config.datasetPath);
   const docs = path.join(root, 'docs');
+  const name = config.name ?? 'sweep';
   if (within(out, root)) {
     const where = within(out, docs) ? `the dataset's docs folder ${docs}` : `the dataset folder ${root}`;
+    // A folder that works: beside the dataset, never inside it (results/<name> under the working directory is what
+    // just failed when the command ran from inside the dataset).
+    const beside = path.join(path.dirname(root), 'results', name);
     throw outputError(
       `--out ${path.resolve(outDir)} is inside ${where}: the next run would read the results as part of the dataset`,
       outDir,
-      `pass a folder outside ${root}, such as results/<name>`,
+      `pass --out ${beside} (beside the dataset), or run from a folder outside ${root} (the default results/${name} is relative to the working directory)`,
     );
   }
   if (within(root, out)) {
+    const beside = path.join(path.dirname(root), `${path.basename(root)}-results`, name);
     throw outputError(
       `the dataset folder ${root} is inside --out ${path.resolve(outDir)}: replacing the results would delete the dataset`,
       outDir,
-      `pass a folder that does not contain ${root}, such as results/<name>`,
+      `pass a folder that does not contain ${root}, such as --out ${beside}`,
     );
   }
 }

@@ -61,6 +61,24 @@ export type SweepEvent =
   | { kind: 'progress'; stage: string; done: number; total: number }
   | { kind: 'warning'; message: string };
 
+/**
+ * The progress callback of a stage whose work all happens in this run (chunking, the GloVe table, a retriever's
+ * searches, reranking): its first event is `done: 0`, so a reader of the events (the CLI's "N of M to do, K already
+ * done") counts as already done only what a cache supplied. Without it a first run printed "324406 of 341479 to do,
+ * 17073 already done" for the GloVe table, whose first report came after its first batch. Embedding stages report
+ * their cache hits first and do not use this.
+ */
+export function progressFromZero(emit: (e: SweepEvent) => void, stage: string): (done: number, total: number) => void {
+  let started = false;
+  return (done, total) => {
+    if (!started) {
+      started = true;
+      if (done > 0) emit({ kind: 'progress', stage, done: 0, total });
+    }
+    emit({ kind: 'progress', stage, done, total });
+  };
+}
+
 /** A retriever passed to {@link runSweep} as an object (library use): the same contract as a `retrievers:` module. */
 export interface RetrieverEntry {
   /** Configuration id part (`none.<name>.k5`): letters, digits, `_` and `-`. */
@@ -274,7 +292,7 @@ export async function runSweep(
           // Both cores (worker threads) for large corpora; in-process below a few hundred KB. Identical chunks either way.
           await chunkDocumentsParallel(dataset.docs, spec, {
             signal,
-            onProgress: (done, total) => emit({ kind: 'progress', stage: `chunk ${key}`, done, total }),
+            onProgress: progressFromZero(emit, `chunk ${key}`),
           }),
         );
       const docOf = new Map<string, string>();
@@ -409,7 +427,7 @@ export async function runSweep(
     const limit = pLimit(config.concurrency);
     const models = needsDense ? config.embeddings : [];
     await Promise.all(
-      models.map((spec) =>
+      models.map((spec, modelIndex) =>
         limit(async () => {
           const info = await runModel({
             spec,
@@ -432,7 +450,8 @@ export async function runSweep(
             ctxOf,
             signal,
           });
-          embeddingInfo.push(info);
+          // In config order, not the order the models finished (compare reads the list; two runs must agree).
+          embeddingInfo[modelIndex] = info;
           embedSeconds += Number(info.embed_seconds ?? 0);
         }),
       ),
@@ -477,7 +496,7 @@ export async function runSweep(
         timeoutMs: entry.timeoutMs,
         concurrency: entry.concurrency,
         signal,
-        onProgress: (done, total) => emit({ kind: 'progress', stage: `retriever ${entry.name}`, done, total }),
+        onProgress: progressFromZero(emit, `retriever ${entry.name}`),
       });
       return { lists, buildSeconds, queryMs, info: retriever.describe?.() ?? {} };
     });
@@ -818,7 +837,7 @@ async function rerankStage(r: RerankContext): Promise<Record<string, unknown>[]>
               cache: store,
               concurrency: spec.baseUrl ? spec.concurrency : 1,
               signal: r.signal,
-              onProgress: (done, total) => r.emit({ kind: 'progress', stage: `rerank ${spec.label} d${depth}`, done, total }),
+              onProgress: progressFromZero(r.emit, `rerank ${spec.label} d${depth}`),
             });
             pairs += out.stats.pairs;
             scored += out.stats.cacheMisses;
@@ -898,7 +917,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
         // sends no request at all (a wrong key still fails its rows, at the first embedding request).
         ...(spec.server?.dimensions ? { server: { probe: false } } : {}),
         // Only a one-time derived file reports progress (the GloVe binary table, built on first use).
-        onProgress: (done, total) => emit({ kind: 'progress', stage: `${spec.label} one-time table`, done, total }),
+        onProgress: progressFromZero(emit, `${spec.label} one-time table`),
       }));
     info.load_seconds = (performance.now() - t0) / 1000;
   } catch (e) {

@@ -13,6 +13,8 @@ import { runSweep } from '../../src/run/sweep.js';
 import { EmbeddingCache, embeddingSpecKey } from '../../src/embed/cache.js';
 import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { isHarnessError } from '../../src/errors.js';
+import { writeArtifacts } from '../../src/run/artifacts.js';
+import * as fx from '../report/fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -236,9 +238,23 @@ describe('recheck', () => {
     const out = path.join(work, 'recheck-out');
     const run = await cli('run', file, '--out', out, '--quiet', '--json');
     expect(run.code).toBe(0);
-    const summary = JSON.parse(run.out) as { recommendation: { id: string }; tier1: string[]; outDir: string; files: string[]; timings: Record<string, number> };
+    const summary = JSON.parse(run.out) as {
+      recommendation: { id: string } | null;
+      highest: { id: string };
+      enoughEvidence: boolean;
+      enoughEvidenceReason: string | null;
+      tier1: string[];
+      outDir: string;
+      files: string[];
+      timings: Record<string, number>;
+    };
     expect(summary.outDir).toBe(out);
-    expect(summary.tier1[0]).toBe(summary.recommendation.id);
+    // 5 judged questions, fewer than statistics.minQuestions (30): the report says "Not enough evidence to choose", so the
+    // JSON has no recommendation either; `highest` still names the top row.
+    expect(summary.enoughEvidence).toBe(false);
+    expect(summary.enoughEvidenceReason).toContain('fewer than the 30 a recommendation needs');
+    expect(summary.recommendation).toBeNull();
+    expect(summary.tier1[0]).toBe(summary.highest.id);
     expect(summary.files).toContain(path.join(out, 'matrix.json'));
     expect(summary.timings.total_seconds).toBeGreaterThanOrEqual(summary.timings.sweep_seconds + summary.timings.report_seconds);
     const ok = await cli('recheck', out);
@@ -258,5 +274,90 @@ describe('recheck', () => {
     const r = await cli('recheck', work);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`no matrix.json in ${work}`);
+  });
+});
+
+describe('run --fail-on (issue 22)', () => {
+  it('no-evidence: exit 1 after the results are written; without --fail-on the same run exits 0', async () => {
+    const file = config('failon', `name: failon\ndataset: { path: ${tiny} }\ntopK: [1, 3]\nprimaryMetric: ndcg@3\nmodes: [keyword]\n`);
+    const out = path.join(work, 'failon-out');
+    const plain = await cli('run', file, '--out', out, '--quiet');
+    expect(plain.code).toBe(0);
+    rmSync(out, { recursive: true, force: true });
+    const r = await cli('run', file, '--out', out, '--quiet', '--fail-on', 'failed-rows,no-evidence');
+    expect(r.code).toBe(EXIT.input);
+    expect(r.err).toContain('--fail-on: not enough evidence to choose: only 5 judged question(s), fewer than the 30');
+    expect(r.err).not.toContain('failed:');
+    expect(readFileSync(path.join(out, 'matrix.json'), 'utf8').length).toBeGreaterThan(0);
+  });
+
+  it('failed-rows: a retriever that throws fails its rows, and the run exits 1 naming them', async () => {
+    const bad = path.resolve(here, '../fixtures/retrievers/bad.mjs');
+    const file = config(
+      'failrows',
+      `name: failrows\ndataset: { path: ${tiny} }\ntopK: [1]\nprimaryMetric: ndcg@1\nmodes: [keyword]\n` +
+        `retrievers: [{ name: broken, module: ${bad}, chunking: none, options: { mode: throw, at: q1 } }]\n`,
+    );
+    const out = path.join(work, 'failrows-out');
+    const r = await cli('run', file, '--out', out, '--quiet', '--fail-on', 'failed-rows');
+    expect(r.code).toBe(EXIT.input);
+    expect(r.err).toContain('--fail-on: 1 configuration(s) failed: none.broken.k1');
+    expect(r.err).not.toContain('not enough evidence');
+  });
+
+  it('an unknown condition is a usage error (exit 2) before anything runs', async () => {
+    const r = await cli('run', path.join(work, 'nope.yaml'), '--fail-on', 'regression');
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('--fail-on regression: run knows failed-rows, no-evidence');
+  });
+});
+
+describe('compare (issue 22)', () => {
+  const qs = Array.from({ length: 10 }, (_, j) => fx.question(`q${j}`, { [`d${j}`]: 1 }));
+  const X = fx.spec({ mode: 'keyword', k: 5 });
+  const Y = fx.spec({ mode: 'semantic', embedding: 'm', k: 5 });
+  const base = [0.2, 0.4, 0.1, 0.3, 0.5, 0.2, 0.4, 0.1, 0.3, 0.5];
+  let A: string;
+  let B: string;
+  beforeAll(() => {
+    A = path.join(work, 'cmp-a');
+    B = path.join(work, 'cmp-b');
+    writeArtifacts(A, fx.sweep(qs, [fx.row(X, qs, { ndcg: base }), fx.row(Y, qs, { ndcg: base })], { name: 'base' }), {});
+    // B: X 0.02 worse on every question (exact p = 2/1024), Y unchanged.
+    writeArtifacts(B, fx.sweep(qs, [fx.row(X, qs, { ndcg: base.map((v) => v - 0.02) }), fx.row(Y, qs, { ndcg: base })], { name: 'pr' }), {});
+  });
+
+  it('--fail-on regression --margin 0.01: exit 1 naming the row; against itself: exit 0, no differences listed', async () => {
+    const r = await cli('compare', A, B, '--fail-on', 'regression', '--margin', '0.01');
+    expect(r.code).toBe(EXIT.input);
+    expect(r.err).toContain(`regression: 1 row(s) significantly worse than the baseline by more than 0.01: none.keyword.k5 ndcg@5 -0.0200`);
+    expect(r.err).toContain(`in ${B}`);
+    expect(r.out).toContain('1 identical');
+    const same = await cli('compare', A, A, '--fail-on', 'regression', '--margin', '0.01');
+    expect(same.code).toBe(0);
+    expect(same.out).toContain('No differences: all 2 compared configurations give identical ndcg@5 on every question.');
+    expect(same.out).not.toContain('none.keyword.k5 ');
+    // A margin above the loss: significant, but no regression.
+    expect((await cli('compare', A, B, '--fail-on', 'regression', '--margin', '0.05')).code).toBe(0);
+  });
+
+  it('--json keeps the keys of compare A B --json; several runs give {baseline, comparisons, tests, regressions}', async () => {
+    const one = JSON.parse((await cli('compare', A, B, '--json')).out) as Record<string, unknown>;
+    for (const key of ['a', 'b', 'family', 'seed', 'resamples', 'permutationResamples', 'alpha', 'questions', 'onlyInA', 'onlyInB', 'configsOnlyInA', 'configsOnlyInB', 'overall', 'settings', 'rows', 'notCompared', 'notes'])
+      expect(one).toHaveProperty(key);
+    expect(one.tests).toBe(1);
+    const many = JSON.parse((await cli('compare', A, B, A, '--format', 'json')).out) as { baseline: string; comparisons: unknown[]; tests: number };
+    expect(many.baseline).toBe('base');
+    expect(many.comparisons).toHaveLength(2);
+    expect(many.tests).toBe(1);
+  });
+
+  it('--format markdown is a pull-request comment; bad --format, --fail-on and --margin values are usage errors', async () => {
+    const md = await cli('compare', A, B, '--format', 'markdown', '--margin', '0.01');
+    expect(md.out.startsWith('### retrieval-sweep compare: ❌ 1 regression(s)\n')).toBe(true);
+    expect((await cli('compare', A, B, '--format', 'html')).code).toBe(EXIT.usage);
+    expect((await cli('compare', A, B, '--fail-on', 'failed-rows')).code).toBe(EXIT.usage);
+    expect((await cli('compare', A, B, '--margin', '-1')).code).toBe(EXIT.usage);
+    expect((await cli('compare', A, B, '--rows', 'nope.k5')).code).toBe(EXIT.usage);
   });
 });

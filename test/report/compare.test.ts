@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareSweeps } from '../../src/report/compare.js';
+import { compareRuns, compareSweeps, formatComparisonMarkdown, recommendedRow } from '../../src/report/compare.js';
 import { question, row, spec, sweep } from './fixtures.js';
 
 const qs = Array.from({ length: 10 }, (_, j) => question(`q${j}`, { [`d${j}`]: 1 }));
@@ -16,27 +16,26 @@ function pair() {
 }
 
 describe('compareSweeps', () => {
-  it('per shared configuration: B − A, exact sign-flip p over 10 questions, Holm over the configurations', () => {
+  it('per shared configuration at the primary k: B − A, exact sign-flip p over 10 questions; an identical row is not tested', () => {
     const { a, b } = pair();
     const { json } = compareSweeps(a, b);
     expect(json.questions).toBe(10);
-    expect(json.rows.map((r) => r.configId)).toEqual(['none.keyword.k5', 'none.semantic.m.k5']);
+    expect(json.metric).toBe('ndcg@5');
+    expect(json.rows.map((r) => r.configId)).toEqual(['none.keyword.k5']);
+    // Y: every difference is exactly 0, so it is listed as identical and left out of the Holm family.
+    expect(json.identical).toEqual([{ configId: 'none.semantic.m.k5', metric: 'ndcg@5', value: expect.closeTo(3 / 10, 10) }]);
+    expect(json.tests).toBe(1);
     const x = json.rows[0];
-    const y = json.rows[1];
     expect(x.metric).toBe('ndcg@5');
     expect(x.diff).toBeCloseTo(0.3, 10);
     expect(x.a).toBeCloseTo(3 / 10, 10); // mean of base = 3.0 / 10
     expect(x.b).toBeCloseTo(6 / 10, 10);
     // All ten differences are +0.3: only all-plus and all-minus reach |sum| = 3 → p = 2 / 2^10.
     expect(x.pValue).toBeCloseTo(2 / 1024, 10);
-    // Y: all differences 0 → p = 1.
-    expect(y.diff).toBeCloseTo(0, 10);
-    expect(y.pValue).toBeCloseTo(1, 10);
-    // Holm, m = 2: 2/1024 × 2 = 4/1024; then max(4/1024, 1) = 1.
-    expect(x.pHolm).toBeCloseTo(4 / 1024, 10);
-    expect(y.pHolm).toBeCloseTo(1, 10);
+    // Holm over m = 1 test: unchanged.
+    expect(x.pHolm).toBeCloseTo(2 / 1024, 10);
     expect(x.significant).toBe(true);
-    expect(y.significant).toBe(false);
+    expect(x.regression).toBe(false);
     // The interval of a constant difference is that constant.
     expect(x.low).toBeCloseTo(0.3, 10);
     expect(x.high).toBeCloseTo(0.3, 10);
@@ -80,7 +79,9 @@ describe('compareSweeps', () => {
     const line = text.split('\n').find((l) => l.startsWith('none.keyword.k5'))!;
     expect(line).toContain('+0.300');
     expect(line.trimEnd().endsWith('*')).toBe(true);
-    expect(text).toContain('1 configuration(s) changed significantly (*): 1 better in B, 0 worse in B.');
+    expect(text).toContain(
+      '1 of 1 tested configuration(s) changed significantly (Holm over 1 test(s), α = 0.05): 1 better in B, 0 worse in B; 1 identical on every question (not tested).',
+    );
   });
 
   it('same seed, same result', () => {
@@ -133,5 +134,114 @@ describe('compareSweeps, issue 13', () => {
     expect(text).not.toContain('failed');
     b.configs[1] = { ...b.configs[1], status: 'failed', error: 'x' };
     expect(compareSweeps(a, b).json.notCompared[0].reason).toBe('failed in B');
+  });
+});
+
+describe('compare for changes and for CI, issue 22', () => {
+  const W = spec({ mode: 'hybrid', embedding: 'm', k: 5 });
+  const Z10 = spec({ mode: 'keyword', k: 10 });
+  const minus = (d: number) => base.map((v) => v - d);
+
+  it('Holm runs over the rows at the metric\'s k only (not every k), and a bare family compares every row at its own k', () => {
+    // X and Z (k10) are both 0.3 worse on every question in B; W unchanged.
+    const a = sweep(qs, [row(X, qs, { ndcg: base }), row(W, qs, { ndcg: base }), row(Z10, qs, { ndcg: base })], { name: 'A' });
+    const b = sweep(qs, [row(X, qs, { ndcg: minus(0.3) }), row(W, qs, { ndcg: base }), row(Z10, qs, { ndcg: minus(0.3) })], { name: 'B' });
+    const at5 = compareSweeps(a, b).json;
+    expect(at5.rows.map((r) => r.configId)).toEqual(['none.keyword.k5']);
+    expect(at5.tests).toBe(1);
+    expect(at5.rows[0].pHolm).toBeCloseTo(2 / 1024, 10);
+    const at10 = compareSweeps(a, b, { metric: 'nDCG@10' }).json; // an ir_measures spelling, stored canonical
+    expect(at10.metric).toBe('ndcg@10');
+    expect(at10.rows.map((r) => r.configId)).toEqual(['none.keyword.k10']);
+    const every = compareSweeps(a, b, { metric: 'ndcg' }).json;
+    expect(every.rows.map((r) => [r.configId, r.metric])).toEqual([
+      ['none.keyword.k5', 'ndcg@5'],
+      ['none.keyword.k10', 'ndcg@10'],
+    ]);
+    // Two tests, both p = 2/1024: Holm gives 2 × 2/1024 to the first, max(that, 1 × 2/1024) to the second.
+    expect(every.tests).toBe(2);
+    expect(every.rows[0].pHolm).toBeCloseTo(4 / 1024, 10);
+    expect(every.rows[1].pHolm).toBeCloseTo(4 / 1024, 10);
+    expect(() => compareSweeps(a, b, { metric: 'recall@3' })).toThrow(expect.objectContaining({ code: 'USAGE', message: expect.stringContaining('recall@3') }));
+  });
+
+  it('a folder compared with itself: nothing tested, every row identical, the closing sentence says no differences', () => {
+    const { a } = pair();
+    const { json, text } = compareSweeps(a, a);
+    expect(json.rows).toEqual([]);
+    expect(json.identical.map((x) => x.configId)).toEqual(['none.keyword.k5', 'none.semantic.m.k5']);
+    expect(json.tests).toBe(0);
+    expect(json.settings).toEqual([]);
+    expect(json.summary).toBe('No differences: all 2 compared configurations give identical ndcg@5 on every question.');
+    expect(text).not.toContain('B − A  ');
+  });
+
+  it('settings are compared as sets: models listed in another (finishing) order are not a difference', () => {
+    const { a, b } = pair();
+    a.manifest = { embeddings: [{ label: 'glove-100d', model: 'glove-100d' }, { label: 'use-lite', model: 'use-lite' }] };
+    b.manifest = { embeddings: [{ label: 'use-lite', model: 'use-lite' }, { label: 'glove-100d', model: 'glove-100d' }] };
+    expect(compareSweeps(a, b).json.settings).toEqual([]);
+    b.manifest = { embeddings: [{ label: 'use-lite', model: 'use-lite' }] };
+    expect(compareSweeps(a, b).json.settings).toEqual([{ setting: 'embedding models', a: 'glove-100d, use-lite', b: 'use-lite' }]);
+  });
+
+  it('a regression is significantly worse by more than the margin', () => {
+    const a = sweep(qs, [row(X, qs, { ndcg: base })], { name: 'A' });
+    const b = sweep(qs, [row(X, qs, { ndcg: minus(0.02) })], { name: 'B' });
+    // −0.02 on all 10 questions: p = 2/1024 < 0.05, significant.
+    const r1 = compareRuns(a, [b], { margin: 0.01 });
+    expect(r1.comparisons[0].rows[0].diff).toBeCloseTo(-0.02, 10);
+    expect(r1.regressions.map((r) => [r.run, r.runIndex, r.configId])).toEqual([['B', 0, 'none.keyword.k5']]);
+    expect(r1.comparisons[0].summary).toContain('Regression (significantly worse by more than 0.01): none.keyword.k5.');
+    // A margin of 0.05 is more than the 0.02 lost: significant, worse, but no regression.
+    const r2 = compareRuns(a, [b], { margin: 0.05 });
+    expect(r2.comparisons[0].rows[0].significant).toBe(true);
+    expect(r2.regressions).toEqual([]);
+    // Better is never a regression.
+    expect(compareRuns(b, [a], { margin: 0 }).regressions).toEqual([]);
+    expect(formatComparisonMarkdown(r1)).toContain('### retrieval-sweep compare: ❌ 1 regression(s)');
+    expect(formatComparisonMarkdown(r1)).toContain('| **`none.keyword.k5`** | ndcg@5 |');
+    expect(formatComparisonMarkdown(r2)).toContain('### retrieval-sweep compare: ✅ no regression');
+  });
+
+  it('several runs against one baseline: Holm over every run × row tested', () => {
+    const a = sweep(qs, [row(X, qs, { ndcg: base })], { name: 'base' });
+    const b = sweep(qs, [row(X, qs, { ndcg: minus(0.1) })], { name: 'b' });
+    const c = sweep(qs, [row(X, qs, { ndcg: base.map((v) => v + 0.1) })], { name: 'c' });
+    const out = compareRuns(a, [b, c]);
+    expect(out.tests).toBe(2);
+    expect(out.comparisons.map((x) => x.b.name)).toEqual(['b', 'c']);
+    // Both p = 2/1024; Holm over m = 2: 4/1024 each.
+    for (const x of out.comparisons) expect(x.rows[0].pHolm).toBeCloseTo(4 / 1024, 10);
+    expect(out.comparisons[0].rows[0].diff).toBeCloseTo(-0.1, 10);
+    expect(out.comparisons[1].rows[0].diff).toBeCloseTo(0.1, 10);
+  });
+
+  it('--rows recommended: the baseline\'s highest row at the primary metric; named rows must be in both sweeps', () => {
+    // Y is higher than X in A (base + 0.1), so Y is the recommended row.
+    const a = sweep(qs, [row(X, qs, { ndcg: base }), row(Y, qs, { ndcg: base.map((v) => v + 0.1) })], { name: 'A' });
+    const b = sweep(qs, [row(X, qs, { ndcg: minus(0.1) }), row(Y, qs, { ndcg: base })], { name: 'B' });
+    expect(recommendedRow(a)).toBe('none.semantic.m.k5');
+    const rec = compareSweeps(a, b, { rows: 'recommended' }).json;
+    expect(rec.recommended).toBe('none.semantic.m.k5');
+    expect(rec.rows.map((r) => r.configId)).toEqual(['none.semantic.m.k5']);
+    expect(rec.tests).toBe(1);
+    expect(compareSweeps(a, b, { rows: ['none.keyword.k5'] }).json.rows.map((r) => r.configId)).toEqual(['none.keyword.k5']);
+    expect(() => compareSweeps(a, b, { rows: ['none.keyword.k7'] })).toThrow(
+      expect.objectContaining({ code: 'USAGE', message: expect.stringContaining('none.keyword.k7 is not a configuration of') }),
+    );
+  });
+
+  it('the closing sentence agrees with the numbers: no row significant but the overall line is says both', () => {
+    // Eight rows, row i 0.1 better on question i only: each row p = 1 (one non-zero difference), so none is
+    // significant; per question the overall diff is 0.1/8 on q0..q7 and 0 on q8, q9, all the same sign: exact
+    // p = 2 × 2^2 / 2^10 = 8/1024 < 0.05.
+    const specs = Array.from({ length: 8 }, (_, i) => spec({ mode: 'keyword', k: 5, id: `r${i}.k5` }));
+    const a = sweep(qs, specs.map((s) => row(s, qs, { ndcg: base })), { name: 'A' });
+    const b = sweep(qs, specs.map((s, i) => row(s, qs, { ndcg: base.map((v, j) => (j === i ? v + 0.1 : v)) })), { name: 'B' });
+    const { json } = compareSweeps(a, b);
+    expect(json.rows.every((r) => !r.significant)).toBe(true);
+    expect(json.overall!.pValue).toBeCloseTo(8 / 1024, 10);
+    expect(json.summary).toMatch(/^No configuration changed significantly: 0 of 8 tested \(Holm over 8 test\(s\), α = 0\.05\)\. The overall line does differ \(\+0\.010, p 0\.008/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRecheck, recheckRuns, type RecheckRow } from '../../src/report/recheck.js';
+import { chunkingKeyOfRow, formatRecheck, recheckRuns, type RecheckRow } from '../../src/report/recheck.js';
 import type { Qrels, Run } from '../../src/score/evaluate.js';
 
 // q1: d1 has grade 2, d2 grade 1; the run ranks d2 first, d1 second.
@@ -52,5 +52,13 @@ describe('recheck', () => {
     });
     expect(keys).toEqual(['cs256-ov32']);
     expect(r.values).toBe(1);
+  });
+});
+
+describe('chunkingKeyOfRow (issue 22: matrix.json chunking is the size or null)', () => {
+  it('null (this version) and "none" (older folders) are whole documents; a size reads cs<size>-ov<overlap>', () => {
+    expect(chunkingKeyOfRow({ chunking: null, overlap: 0 })).toBe('none');
+    expect(chunkingKeyOfRow({ chunking: 'none', overlap: 0 })).toBe('none');
+    expect(chunkingKeyOfRow({ chunking: 128, overlap: 16 })).toBe('cs128-ov16');
   });
 });

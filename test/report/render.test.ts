@@ -126,8 +126,14 @@ describe('matrix.json', () => {
     for (const r of j.rows) for (const c of MATRIX_COLUMNS) expect(r).toHaveProperty(c);
     expect(j.rows[0].ndcg).toBe((1 + 1 / 3 + 0) / 3);
     expect((j.rows[0].metrics as Record<string, number>)['ndcg@5']).toBe((1 + 1 / 3 + 0) / 3);
-    expect(j.rows[0].chunking).toBe('none');
+    // One JSON type per key (issue 22): chunking is the size or null for whole documents, never the string "none";
+    // chunking_key is always the id's string.
+    expect(j.rows[0].chunking).toBeNull();
     expect(j.rows[1].chunking).toBe(256);
+    expect(j.rows[0].chunking_key).toBe('none');
+    expect(j.rows[1].chunking_key).toBe('cs256-ov32');
+    for (const r of j.rows) expect(r.chunking === null || typeof r.chunking === 'number').toBe(true);
+    expect(Object.keys(j.rows[0]).slice(0, 4)).toEqual(['config_id', 'chunking', 'chunking_key', 'overlap']);
     expect(j.rows[0].embedding).toBeNull();
     expect(j.rows[3].status).toBe('failed');
     expect(j.rows[3].ndcg).toBeNull();

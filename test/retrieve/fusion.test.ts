@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { reciprocalRankFusion } from '../../src/retrieve/fusion.js';
+import { fuse, reciprocalRankFusion, weightedRrf } from '../../src/retrieve/fusion.js';
+import { rankByRule } from '../../src/retrieve/rank.js';
 import type { Hit } from '../../src/types.js';
 
 /** A ranked list from ids in rank order (scores descending, so the rule keeps this order). */
@@ -139,5 +140,92 @@ describe('property: the fused ranking does not depend on the order of the input 
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('exact RRF ties are ordered by the tie rule, not by rounding (issue 22)', () => {
+  /** A list of `n` ids with `place` ids put at the given 1-based ranks and fillers (`f<list>-<rank>`) elsewhere. */
+  const listWith = (tag: string, n: number, place: Record<number, string>): Hit[] =>
+    Array.from({ length: n }, (_, i) => ({ id: place[i + 1] ?? `${tag}-${i + 1}`, score: n - i }));
+
+  it('ranks 6 + 39 and 12 + 28 at c = 60: 1/66 + 1/99 = 5/198 = 1/72 + 1/88; id descending puts b before a', () => {
+    // The float sums differ in the last bit (0.025252525252525256 vs 0.025252525252525252), which ordered a first.
+    expect(1 / 66 + 1 / 99).not.toBe(1 / 72 + 1 / 88);
+    const keyword = listWith('k', 50, { 6: 'a', 12: 'b' });
+    const semantic = listWith('s', 50, { 39: 'a', 28: 'b' });
+    const fused = reciprocalRankFusion([keyword, semantic], { rrfK: 60 });
+    expect(scoreOf(fused, 'a')).toBe(scoreOf(fused, 'b'));
+    expect(scoreOf(fused, 'a')).toBeCloseTo(5 / 198, 15);
+    const at = (id: string) => ids(fused).indexOf(id);
+    expect(at('b')).toBe(at('a') - 1);
+    // The same in the other list order, through weighted RRF at w = 0.5 and through fuse() with weights.
+    expect(ids(reciprocalRankFusion([semantic, keyword], { rrfK: 60 }))).toEqual(ids(fused));
+    const w = weightedRrf(keyword, semantic, { weight: 0.5, rrfK: 60 });
+    expect(ids(w)).toEqual(ids(fused));
+    const run = (l: Hit[]) => ({ q: Object.fromEntries(l.map((h) => [h.id, h.score])) });
+    const viaFuse = fuse([run(keyword), run(semantic)], { method: 'rrf', k: 60, weights: [1, 1] }).q;
+    expect(viaFuse.a).toBe(viaFuse.b);
+  });
+
+  /** The fusion before this change: float sums, largest term first, nothing else. */
+  function floatOnly(lists: Hit[][], c: number): Hit[] {
+    const terms = new Map<string, number[]>();
+    for (const list of lists) {
+      const seen = new Set<string>();
+      rankByRule(list).forEach((hit, index) => {
+        if (seen.has(hit.id)) return;
+        seen.add(hit.id);
+        terms.set(hit.id, [...(terms.get(hit.id) ?? []), 1 / (c + index + 1)]);
+      });
+    }
+    return rankByRule([...terms].map(([id, t]) => ({ id, score: t.sort((x, y) => y - x).reduce((s, v) => s + v, 0) })));
+  }
+
+  it('property: the order is exact-sum descending then id descending, and nothing but exact ties differs from the float-only fusion', () => {
+    const exact = (ranks: number[], c: number): [bigint, bigint] =>
+      ranks.reduce<[bigint, bigint]>(([p, q], r) => [p * BigInt(c + r) + q, q * BigInt(c + r)], [0n, 1n]);
+    let tiesSeen = 0;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 3 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (nLists, c, seed) => {
+          // Lists of 30 drawn from 40 ids, shuffled by a seeded LCG.
+          let x = seed;
+          const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+          const lists = Array.from({ length: nLists }, () => {
+            const pool = Array.from({ length: 40 }, (_, i) => `d${String(i).padStart(2, '0')}`);
+            for (let i = pool.length - 1; i > 0; i--) {
+              const j = Math.floor(rnd() * (i + 1));
+              [pool[i], pool[j]] = [pool[j], pool[i]];
+            }
+            return pool.slice(0, 30).map((id, i) => ({ id, score: 30 - i }));
+          });
+          const ranksOf = new Map<string, number[]>();
+          for (const l of lists) l.forEach((h, i) => ranksOf.set(h.id, [...(ranksOf.get(h.id) ?? []), i + 1]));
+          const value = new Map([...ranksOf].map(([id, r]) => [id, exact(r, c)]));
+          const cmp = (a: string, b: string): number => {
+            const [pa, qa] = value.get(a)!;
+            const [pb, qb] = value.get(b)!;
+            const d = pa * qb - pb * qa;
+            return d > 0n ? -1 : d < 0n ? 1 : a < b ? 1 : a > b ? -1 : 0;
+          };
+          const fused = reciprocalRankFusion(lists, { rrfK: c });
+          expect(ids(fused)).toEqual([...ranksOf.keys()].sort(cmp));
+          // Against the float-only fusion: same order once each exact-tie group is put in id-descending order, and
+          // every score outside a tie group is the same double.
+          const old = floatOnly(lists, c);
+          expect(ids(old).sort(cmp)).toEqual(ids(fused));
+          const tied = (id: string) => [...ranksOf.keys()].some((o) => o !== id && cmp(o, id) !== 0 && value.get(o)![0] * value.get(id)![1] === value.get(id)![0] * value.get(o)![1]);
+          for (const h of old) {
+            if (tied(h.id)) tiesSeen++;
+            else expect(scoreOf(fused, h.id)).toBe(h.score);
+          }
+        },
+      ),
+      { numRuns: 300, seed: 22 },
+    );
+    expect(tiesSeen).toBeGreaterThan(0); // the generator does produce exact ties
   });
 });

@@ -165,6 +165,22 @@ describe('--out and the dataset folder', () => {
     expect(() => checkOutputOutsideDataset({ datasetPath: tiny }, path.dirname(tiny))).toThrow(/would delete the dataset/);
     expect(() => checkOutputOutsideDataset({ datasetPath: tiny }, path.join(path.dirname(tiny), 'tiny-results'))).not.toThrow();
   });
+
+  it('the refusal suggests a folder that works (not results/<name>, which just failed from inside the dataset)', () => {
+    const suggested = (out: string): string => {
+      const e = thrown(() => checkOutputOutsideDataset({ datasetPath: tiny, name: 'demo' }, out));
+      const m = /--out (\S+)/.exec((e as { remedy?: string }).remedy ?? '');
+      expect(m).not.toBeNull();
+      return m![1];
+    };
+    // Run from inside the dataset, the default results/demo lands in it.
+    const inside = suggested(path.join(tiny, 'results', 'demo'));
+    expect(inside).toBe(path.join(path.dirname(tiny), 'results', 'demo'));
+    expect(() => checkOutputOutsideDataset({ datasetPath: tiny, name: 'demo' }, inside)).not.toThrow();
+    const around = suggested(path.dirname(tiny));
+    expect(around).toBe(path.join(path.dirname(tiny), 'tiny-results', 'demo'));
+    expect(() => checkOutputOutsideDataset({ datasetPath: tiny, name: 'demo' }, around)).not.toThrow();
+  });
 });
 
 describe('chunking checkpoints', () => {
