@@ -127,6 +127,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     resamples: config.statistics.resamples,
     alpha: config.statistics.alpha,
     minQuestions: config.statistics.minQuestions,
+    maxResamples: config.statistics.maxResamples,
   });
   const result = withStatistics(swept.result, analysis);
   const rendered = renderReports(result, analysis);
@@ -155,6 +156,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
         ? { id: best.id, mean: best.mean, low: best.low, high: best.high, config: row?.config ?? null }
         : null,
       tier1: analysis.tier1,
+      undecided: analysis.undecided,
       questions: analysis.questions,
       configurations: result.configs.length,
       failed: analysis.failed,

@@ -11,7 +11,7 @@ import type { ConfigResult, Mode, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
-import { fmtLevel, intervalNote, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
+import { fmtLevel, fmtMcError, intervalNote, isDagger, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 
@@ -272,8 +272,8 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     const ids = [analysis.best.id, ...analysis.comparisons.map((c) => c.id)];
     body.push('<div class="scroll"><table class="sortable" id="tier-table"><thead><tr>');
     body.push(
-      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query']
-        .map((s, i) => `<th${[0, 1, 2, 5, 7].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
+      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'MC error', 'ms/query']
+        .map((s, i) => `<th${[0, 1, 2, 3, 5, 7, 10].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
         .join(''),
     );
     body.push('</tr></thead><tbody>');
@@ -288,13 +288,14 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(codeId(id), { v: id }) +
           td(h(retrieverLabel(r)), { cls: 't' }) +
           td(h(r.config.chunkingKey), { cls: 't' }) +
-          td(String(ra.tier ?? ''), { v: ra.tier ?? null }) +
+          td(c && !c.tierDecided ? `undecided at ${c.permutations} resamples` : String(ra.tier ?? ''), { cls: 't' }) +
           td(fmt3(m.mean), { v: m.mean }) +
           td(fmtCI(m.low, m.high), { cls: 't' }) +
           td(c ? fmtSigned(c.diff) : 'best', { v: c ? c.diff : 0, cls: signedClass(c?.diff) }) +
-          td(c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '', { cls: 't' }) +
+          td(c ? `${fmtSignedCI(c.low, c.high)}${isDagger(c) ? ' †' : ''}` : '', { cls: 't' }) +
           td(c ? fmtP(c.pValue) : '', { v: c ? c.pValue : null }) +
           td(c ? fmtP(c.pHolm) : '', { v: c ? c.pHolm : null }) +
+          td(c ? h(fmtMcError(c)) : '', { cls: 't' }) +
           td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
           '</tr>',
       );
@@ -445,7 +446,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(codeId(s.best.id), { v: s.best.id }) +
           td(fmt3(s.best.value), { v: s.best.value }) +
           td(String(s.tier1.length), { v: s.tier1.length }) +
-          td(s.recommendedInTier1 ? 'yes' : '<strong>no</strong>', { cls: 't' }) +
+          td(s.recommendedInTier1 === null ? `undecided at ${s.resamples} resamples` : s.recommendedInTier1 ? 'yes' : '<strong>no</strong>', { cls: 't' }) +
           '</tr>',
       );
     body.push('</tbody></table></div><div class="charts">');

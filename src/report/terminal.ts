@@ -5,7 +5,7 @@
 import type { SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { fmt3, fmtCI, fmtP, fmtSigned, fmtTime, textTable } from './format.js';
-import { recommendationText } from './markdown.js';
+import { isDagger, recommendationText } from './markdown.js';
 
 /** Most tier-1 rows listed before "… and N more". */
 export const TERMINAL_MAX_ROWS = 15;
@@ -24,7 +24,8 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
   );
   const candidates = analysis.rows.filter((r) => r.candidate).length;
   lines.push(
-    `Primary metric ${pm} (declared before the run). Tier 1 at k = ${analysis.primaryK ?? '—'}: ${analysis.tier1.length} of ${candidates} configurations.`,
+    `Primary metric ${pm} (declared before the run). Tier 1 at k = ${analysis.primaryK ?? '—'}: ${analysis.tier1.length} of ${candidates} configurations` +
+      `${analysis.undecided.length > 0 ? ` (${analysis.undecided.length} undecided at ${analysis.maxResamples} resamples)` : ''}.`,
   );
   if (analysis.best) {
     lines.push('');
@@ -35,7 +36,15 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
       const i = result.configs.findIndex((c) => c.config.id === id);
       const m = analysis.rows[i].metrics[pm];
       const c = comp.get(id);
-      table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
+      // † as in report.md: a tier-1 row whose difference interval excludes 0 (the recommendation names it).
+      table.push([
+        id,
+        fmt3(m.mean),
+        fmtCI(m.low, m.high),
+        c ? `${fmtSigned(c.diff)}${isDagger(c) ? ' †' : ''}` : 'best',
+        c ? fmtP(c.pHolm) : '',
+        fmtTime(result.configs[i].meanQueryMs),
+      ]);
     }
     lines.push(...textTable(table).map((l) => `  ${l}`));
     if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);
