@@ -147,6 +147,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     total_seconds: totalSeconds,
   };
   if (opts.json) {
+    const { selectionJson } = await import('../report/matrix.js');
     const best = analysis.best;
     const row = best ? result.configs[best.index] : undefined;
     const summary = {
@@ -157,6 +158,8 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
         : null,
       tier1: analysis.tier1,
       undecided: analysis.undecided,
+      selection: selectionJson(analysis),
+      chooseK: analysis.kCurves.map((c) => ({ configId: c.configId, maxK: c.maxK, smallestTiedK: c.smallestTiedK, sentence: c.sentence })),
       questions: analysis.questions,
       configurations: result.configs.length,
       failed: analysis.failed,

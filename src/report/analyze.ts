@@ -27,6 +27,8 @@ import {
 } from '../score/stats.js';
 import { HarnessError } from '../errors.js';
 import { DEFAULT_MAX_RESAMPLES, sequentialBootstrapDiff, sequentialSignFlipHolm } from '../score/sequential.js';
+import { crossValidatedSelection, type SelectionResult } from '../score/selection.js';
+import { kCurves, type KCurve } from './choose-k.js';
 import { isRelevant, manifestValue, relevanceThreshold, rerankKey, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
 import { allWarnings, excludedWarning, failedWarning } from './warnings.js';
 
@@ -57,6 +59,8 @@ export interface AnalyzeOptions {
    * reported as undecided when still not decided. Default 200000.
    */
   maxResamples?: number;
+  /** Folds of the cross-validated selection estimate ({@link Analysis.selection}), ≥ 2. Default 5. */
+  selectionFolds?: number;
 }
 
 /** Every primary metric family the tool scores lies in [0, 1]: the range the "tenth of the range" rule uses. */
@@ -335,6 +339,14 @@ export interface Analysis {
    */
   mdd: { value: number; diffSd: number; n: number; alpha: number; power: number; basis: string } | null;
   segments: SegmentAnalysis | null;
+  /**
+   * The winner's curse: the in-sample best against a K-fold cross-validated estimate of "pick the best candidate by
+   * the primary metric, then use it" (score/selection.ts), folds stratified by tags when any question has one. Null
+   * without a best row or with fewer than 2 questions.
+   */
+  selection: SelectionResult | null;
+  /** Choosing k: recall and hit rate over every swept k for the best row and each other tier-1 row (report/choose-k.ts). */
+  kCurves: KCurve[];
   fusion: FusionView | null;
   cutoffs: ModelCutoffs[];
   models: ModelComparison;
@@ -606,6 +618,13 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   const segments =
     best === null ? null : segmentAnalysis(result, best, comparable.map((r) => ({ index: r.index, id: r.id, values: primaryColumn(r.index)! })), threshold, stat);
   const fusion = fusionView(result, rows, primaryColumn, stat);
+  const selection = best === null ? null : selectionEstimate(result, comparable.map((r) => ({ id: r.id, values: primaryColumn(r.index)! })), opts.selectionFolds ?? 5, stat);
+  const curves = kCurves(
+    result,
+    tier1.map((id) => rows.find((r) => r.id === id)!.index),
+    (i, metric) => rows[i].metrics[metric],
+    stat,
+  );
   const cutoffs = cutoffAnalysis(result, primaryK, threshold, fixedCutoff);
   const models = modelComparison(result, rows, primaryK);
   const missedByAll = missedQuestions(result);
@@ -632,6 +651,8 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     evidence,
     mdd,
     segments,
+    selection,
+    kCurves: curves,
     fusion,
     cutoffs,
     models,
@@ -639,6 +660,21 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     failed,
     warnings: allWarnings(result, warnings),
   };
+}
+
+/**
+ * The cross-validated selection estimate over the comparable candidates (grid order), folds seeded by `seed + 4` and
+ * stratified by each question's sorted tags when any question has a tag.
+ */
+function selectionEstimate(
+  result: SweepResult,
+  candidates: { id: string; values: Float64Array }[],
+  folds: number,
+  stat: StatOptions,
+): SelectionResult | null {
+  const anyTag = result.questions.some((q) => q.tags.length > 0);
+  const strata = anyTag ? result.questions.map((q) => [...new Set(q.tags)].sort().join('\u0000')) : undefined;
+  return crossValidatedSelection(candidates, { folds, seed: stat.seed + 4, strata, resamples: stat.resamples, level: stat.level });
 }
 
 /** The statistics settings the segment and fusion analyses share. */

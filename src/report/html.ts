@@ -13,6 +13,7 @@ import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
 import { fmtLevel, fmtMcError, intervalNote, isDagger, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
+import { kCurveRows, selectionParagraph } from './verdicts.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 
 const STYLE = `
@@ -222,6 +223,28 @@ function signedClass(x: number | null | undefined, half = 0.0005): string {
   return typeof x === 'number' && x <= -half ? 'neg' : typeof x === 'number' && x >= half ? 'pos' : '';
 }
 
+/** The selection (winner's curse) and choosing-k section; empty when neither applies. */
+function verdictSectionsHtml(analysis: Analysis, codeId: (s: string) => string): string[] {
+  const style = { id: codeId, text: h };
+  const sel = selectionParagraph(analysis, style);
+  const curves = kCurveRows(analysis, style);
+  if (sel.length === 0 && curves.length === 0) return [];
+  const out = ['<section id="selection"><h2>Selection and the choice of k</h2>'];
+  for (const l of sel) out.push(`<p>${l}</p>`);
+  for (const c of curves) {
+    out.push(`<h3>${codeId(c.configId)}</h3><p>${c.sentence}</p>`);
+    out.push(
+      '<div class="scroll"><table><thead><tr>' +
+        c.header.map((x) => `<th>${h(x)}</th>`).join('') +
+        '</tr></thead><tbody>' +
+        c.rows.map((r) => `<tr>${r.map((x) => `<td>${h(x)}</td>`).join('')}</tr>`).join('') +
+        '</tbody></table></div>',
+    );
+  }
+  out.push('</section>');
+  return out;
+}
+
 /** Renders report.html. See the module comment for the guarantees. */
 export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const pm = analysis.primaryMetric;
@@ -237,6 +260,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
       [
         ['recommendation', 'Recommendation'],
         ['tiers', 'Tiers'],
+        ...(analysis.selection || analysis.kCurves.length > 0 ? [['selection', 'Selection and k']] : []),
         ['heatmaps', 'Heatmaps'],
         ['by-k', 'Metric vs k'],
         ['models', 'Models'],
@@ -307,6 +331,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     );
   } else body.push('<p>No candidate rows.</p>');
   body.push('</section>');
+  body.push(...verdictSectionsHtml(analysis, codeId));
 
   // Heatmaps and metric vs k.
   const chunkKeys = [...new Set(result.configs.map((c) => c.config.chunkingKey))].sort(compareChunkingKeys);

@@ -7,6 +7,7 @@ import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
+import { kCurveRows, selectionParagraph } from './verdicts.js';
 import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
@@ -228,6 +229,8 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       out.push(...mdTable(compHeader, analysis.undecided.map(compRow)), '');
     }
   }
+
+  out.push(...verdictSections(analysis));
 
   // Full matrix.
   out.push(
@@ -455,6 +458,25 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
   out.push('## Method', '');
   out.push(...methodLines(result, analysis).map((l) => `- ${escapeMd(l)}`), '');
   return out.join('\n');
+}
+
+/** report.md's selection (winner's curse) and choosing-k sections; empty when neither applies. */
+function verdictSections(analysis: Analysis): string[] {
+  const out: string[] = [];
+  const style = { id: (s: string) => code(s), text: escapeMd };
+  const sel = selectionParagraph(analysis, style);
+  if (sel.length > 0) out.push("## Selection: the winner's curse", '', ...sel, '');
+  const curves = kCurveRows(analysis, style);
+  if (curves.length > 0) {
+    out.push('## Choosing k', '');
+    out.push(
+      `Recall and hit rate of the recommended configuration and each tier-1 one at every swept k. The recall difference with the largest k is a ` +
+        `paired sign-flip test, Holm over the smaller ks, α = ${analysis.alpha}; "tied" means not significantly less.`,
+      '',
+    );
+    for (const c of curves) out.push(c.sentence, '', ...mdTable(c.header, c.rows), '');
+  }
+  return out;
 }
 
 /**

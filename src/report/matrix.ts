@@ -155,7 +155,11 @@ export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string
   return `${lines.join('\n')}\n`;
 }
 
-/** `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. */
+/**
+ * `matrix.json`: `{"primary_metric", "rows": [...], "selection", "choose_k"}`: the rows with the CSV columns as keys
+ * plus `metrics` and `ci`; `selection` is {@link selectionJson} (null without a recommendation); `choose_k` the k
+ * curves of the recommended and tier-1 rows (`Analysis.kCurves`, as analysed).
+ */
 export function renderMatrixJson(result: SweepResult, analysis: Analysis): string {
   const columns = matrixColumns(result);
   const rows = matrixRows(result, analysis).map((r) => {
@@ -165,5 +169,24 @@ export function renderMatrixJson(result: SweepResult, analysis: Analysis): strin
     o.ci = r.ci;
     return o;
   });
-  return `${JSON.stringify({ primary_metric: result.primaryMetric, rows }, null, 2)}\n`;
+  return `${JSON.stringify({ primary_metric: result.primaryMetric, rows, selection: selectionJson(analysis), choose_k: analysis.kCurves }, null, 2)}\n`;
+}
+
+/**
+ * The winner's-curse estimate for JSON consumers (matrix.json, `run --json`): `{ metric, folds, stratified,
+ * in_sample: {id, mean}, estimate: {mean, low, high}, optimism, choices: [{id, folds}], per_fold: [...] }`, or null.
+ */
+export function selectionJson(analysis: Analysis): Record<string, unknown> | null {
+  const s = analysis.selection;
+  if (!s) return null;
+  return {
+    metric: analysis.primaryMetric,
+    folds: s.folds,
+    stratified: s.stratified,
+    in_sample: s.inSample,
+    estimate: s.estimate,
+    optimism: s.optimism,
+    choices: s.choices,
+    per_fold: s.perFold,
+  };
 }
