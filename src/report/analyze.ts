@@ -128,7 +128,10 @@ export interface Comparison {
   highMcError: number;
   /** Bootstrap resamples behind `low`/`high` (`resamples`, or more when "excludes 0" needed them). */
   intervalResamples: number;
-  /** False when "the interval excludes 0" is not settled at `maxResamples` resamples. */
+  /**
+   * False when "the interval excludes 0" is not settled at `maxResamples` resamples. Only a tier-1 row's is resampled
+   * further (only there is it a verdict: †); other rows keep `resamples` and may read false.
+   */
   intervalDecided: boolean;
 }
 
@@ -512,8 +515,17 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
       const d = diffs[j];
       const bd = new Float64Array(resamples);
       for (let s = 0; s < resamples; s++) bd[s] = boot[s * M + c] - boot[s * M + bestCol];
-      const iv = sequentialBootstrapDiff(columns[c].values, bestVals, { level: comparisonLevel, seed, initial: resamples, max: maxResamples, first: bd });
       const t = tests[j];
+      // "Excludes 0" is a stated verdict (†) only for a tier-1 row, so only those are resampled further; a tier-2 or
+      // undecided row keeps the configured resamples (its tiny tail share would cost ~9/tail resamples to settle).
+      const settle = t.decided && !t.rejected;
+      const iv = sequentialBootstrapDiff(columns[c].values, bestVals, {
+        level: comparisonLevel,
+        seed,
+        initial: resamples,
+        max: settle ? maxResamples : resamples,
+        first: bd,
+      });
       comparisons.push({
         index: r.index,
         id: r.id,

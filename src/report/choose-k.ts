@@ -6,8 +6,8 @@
  */
 
 import type { ConfigResult, ConfigSpec, SweepResult } from '../types.js';
-import { mean } from '../score/stats.js';
-import { sequentialBootstrapDiff, sequentialSignFlipHolm } from '../score/sequential.js';
+import { bootstrapResampleMeans, mean, percentileInterval } from '../score/stats.js';
+import { sequentialSignFlipHolm, signPatterns, type SignPatterns } from '../score/sequential.js';
 
 /** A mean with its interval (null ends when the row has no per-question values). */
 export interface KInterval {
@@ -91,7 +91,7 @@ function perQuestion(row: ConfigResult, metric: string, qIndex: Map<string, numb
  *
  * Test: for each k < kmax, d_q = recall@k − recall@kmax per question; two-sided paired sign-flip test with Holm over
  * the curve's smaller ks, resampled until settled (score/sequential.ts, seed + 5); "tied" = adjusted p ≥ alpha. The
- * difference interval is the paired percentile bootstrap at `level` (seed as the report's intervals).
+ * difference interval is the percentile bootstrap of the paired differences at `level` (`resamples`, the report's seed).
  *
  * @param result the sweep. @param indices rows (indices in `result.configs`) to draw curves for, in order.
  * @param interval the report's interval of a row's metric (row index, canonical name), or undefined.
@@ -104,7 +104,10 @@ export function kCurves(
 ): KCurve[] {
   const n = result.questions.length;
   const qIndex = new Map(result.questions.map((q, i) => [q.id, i]));
-  const out: KCurve[] = [];
+  type Draft = { base: ConfigResult; maxK: number; smaller: { r: ConfigResult; i: number }[]; diffs: Float64Array[]; points: KPoint[]; vs: Map<number, NonNullable<KPoint['vsMax']>> };
+  const drafts: Draft[] = [];
+  // One sign-pattern stream shared by every curve (the same n and seed).
+  let patterns: SignPatterns | undefined;
   for (const index of indices) {
     const base = result.configs[index];
     const key = siblingKey(base.config);
@@ -120,20 +123,21 @@ export function kCurves(
     const maxK = top.r.config.k;
     const smaller = withRecall.slice(0, -1);
     const diffs = smaller.map((s) => Float64Array.from(s.v, (x, q) => x - top.v[q]));
+    patterns ??= signPatterns(n, opts.seed + 5);
     const tests = sequentialSignFlipHolm(diffs, n, {
       alpha: opts.alpha,
       seed: opts.seed + 5,
       initial: opts.permutationResamples,
       max: opts.maxResamples,
+      patterns,
     });
     const vs = new Map<number, NonNullable<KPoint['vsMax']>>();
     smaller.forEach((s, j) => {
-      const iv = sequentialBootstrapDiff(s.v, top.v, { level: opts.level, seed: opts.seed, initial: opts.resamples, max: opts.resamples });
       const t = tests[j];
       vs.set(s.i, {
         diff: mean(Array.from(diffs[j])),
-        low: iv.low,
-        high: iv.high,
+        low: NaN,
+        high: NaN,
         pValue: t.pValue,
         pHolm: t.pHolm,
         tied: !t.rejected,
@@ -148,6 +152,30 @@ export function kCurves(
       hitRate: interval(i, `hit_rate@${r.config.k}`) ?? null,
       vsMax: vs.get(i) ?? null,
     }));
+    drafts.push({ base, maxK, smaller, diffs, points, vs });
+  }
+  // One bootstrap pass over every difference vector of every curve (the report's seed: the same question draws as
+  // its row intervals), then each vector's percentile interval.
+  const all = drafts.flatMap((d) => d.diffs);
+  if (all.length > 0) {
+    const matrix = new Float64Array(n * all.length);
+    all.forEach((d, c) => {
+      for (let q = 0; q < n; q++) matrix[q * all.length + c] = d[q];
+    });
+    const boot = bootstrapResampleMeans(matrix, n, all.length, opts.resamples, opts.seed);
+    let c = 0;
+    for (const d of drafts)
+      for (const s of d.smaller) {
+        const col = new Float64Array(opts.resamples);
+        for (let r = 0; r < opts.resamples; r++) col[r] = boot[r * all.length + c];
+        const iv = percentileInterval(col, opts.level);
+        const v = d.vs.get(s.i)!;
+        v.low = iv.low;
+        v.high = iv.high;
+        c++;
+      }
+  }
+  return drafts.map(({ base, maxK, smaller, points, vs }) => {
     // Walk down from kmax while the smaller k is a settled tie.
     let smallestTiedK: number | null = maxK;
     for (let j = smaller.length - 1; j >= 0; j--) {
@@ -180,9 +208,8 @@ export function kCurves(
         `(recall ${recallAt(smallestTiedK)} vs ${recallAt(maxK)}, difference ${v.diff.toFixed(3)}, ${Math.round(opts.level * 100)}% CI [${v.low.toFixed(3)}, ${v.high.toFixed(3)}], ` +
         `Holm-adjusted p ${fmtP(v.pHolm)}; not significantly different at α = ${opts.alpha}).`;
     }
-    out.push({ configId: base.config.id, maxK, points, smallestTiedK, sentence });
-  }
-  return out;
+    return { configId: base.config.id, maxK, points, smallestTiedK, sentence };
+  });
 }
 
 function fmtP(p: number): string {

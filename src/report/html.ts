@@ -14,6 +14,7 @@ import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSig
 import { fmtLevel, fmtMcError, intervalNote, isDagger, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { fmtQueryMs } from './timing.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 
 const STYLE = `
@@ -320,7 +321,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(c ? fmtP(c.pValue) : '', { v: c ? c.pValue : null }) +
           td(c ? fmtP(c.pHolm) : '', { v: c ? c.pHolm : null }) +
           td(c ? h(fmtMcError(c)) : '', { cls: 't' }) +
-          td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
+          td(fmtQueryMs(r), { v: r.meanQueryMs }) +
           '</tr>',
       );
     }
@@ -666,7 +667,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
         td(fmtCI(iv?.low, iv?.high), { cls: 't' }) +
         td(String(ra?.tier ?? ''), { v: ra?.tier ?? null }) +
         td(fmtTime(r.buildSeconds), { v: r.buildSeconds }) +
-        td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
+        td(fmtQueryMs(r), { v: r.meanQueryMs }) +
         td(r.status === 'failed' ? `failed: ${h(clip(r.error ?? '', 120))}` : 'ok', { cls: 't' }) +
         '</tr>',
     );

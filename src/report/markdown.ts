@@ -8,6 +8,7 @@ import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
 import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { clearlyFaster, fmtQueryMs } from './timing.js';
 import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
@@ -127,10 +128,10 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
       );
     const tier1Rows = analysis.tier1.map((id) => result.configs.find((c) => c.config.id === id)!);
     const fastest = tier1Rows.reduce((a, c) => (c.meanQueryMs < a.meanQueryMs ? c : a), tier1Rows[0]);
-    // Only when the gap is real: at least 2x faster and at least half a millisecond per query.
-    if (fastest.config.id !== b.config.id && fastest.meanQueryMs <= 0.5 * b.meanQueryMs && b.meanQueryMs - fastest.meanQueryMs >= 0.5)
+    // Only when the gap is real: at least 2x faster, half a millisecond, and outside both rows' timing resolution.
+    if (fastest.config.id !== b.config.id && clearlyFaster(fastest, b))
       lines.push(
-        `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtTime(fastest.meanQueryMs)} ms per query vs ${fmtTime(b.meanQueryMs)} ms).`,
+        `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtQueryMs(fastest)} ms per query vs ${fmtQueryMs(b)} ms).`,
       );
   }
   return lines;
@@ -207,7 +208,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       c ? fmtP(c.pValue) : '',
       c ? fmtP(c.pHolm) : '',
       c ? fmtMcError(c) : '',
-      fmtTime(r.meanQueryMs),
+      fmtQueryMs(r),
     ];
   };
   const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'MC error', 'ms/query'];
@@ -254,7 +255,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       ...ROW_FAMILIES.map((f) => fmt3(r.means[`${f}@${r.config.k}`])),
       fmtCI(iv?.low, iv?.high),
       fmtTime(r.buildSeconds),
-      fmtTime(r.meanQueryMs),
+      fmtQueryMs(r),
     ];
   });
   out.push(...mdTable(mHeader, mRows), '');

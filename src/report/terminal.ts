@@ -4,8 +4,9 @@
 
 import type { SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
-import { fmt3, fmtCI, fmtP, fmtSigned, fmtTime, textTable } from './format.js';
+import { fmt3, fmtCI, fmtP, fmtSigned, textTable } from './format.js';
 import { isDagger, recommendationText } from './markdown.js';
+import { fmtQueryMs } from './timing.js';
 
 /** Most tier-1 rows listed before "… and N more". */
 export const TERMINAL_MAX_ROWS = 15;
@@ -43,7 +44,7 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
         fmtCI(m.low, m.high),
         c ? `${fmtSigned(c.diff)}${isDagger(c) ? ' †' : ''}` : 'best',
         c ? fmtP(c.pHolm) : '',
-        fmtTime(result.configs[i].meanQueryMs),
+        fmtQueryMs(result.configs[i]),
       ]);
     }
     lines.push(...textTable(table).map((l) => `  ${l}`));

@@ -84,6 +84,38 @@ export function signFlipStream(n: number, seed: number): { next(count: number): 
   };
 }
 
+/**
+ * The patterns of one {@link signFlipStream}, drawn lazily and kept, so that several families of tests over the same
+ * n questions and seed share one draw: `upTo(r)` returns at least the first r patterns (pattern-major).
+ */
+export interface SignPatterns {
+  readonly n: number;
+  readonly seed: number;
+  upTo(r: number): Int8Array;
+}
+
+/** A {@link SignPatterns} over n questions from `seed`. */
+export function signPatterns(n: number, seed: number): SignPatterns {
+  const stream = signFlipStream(n, seed);
+  let patterns = new Int8Array(0);
+  let drawn = 0;
+  return {
+    n,
+    seed,
+    upTo(r: number): Int8Array {
+      if (r > drawn) {
+        const grown = Math.max(r, Math.min(2 * drawn, Number.MAX_SAFE_INTEGER));
+        const all = new Int8Array(grown * n);
+        all.set(patterns);
+        all.set(stream.next(grown - drawn), drawn * n);
+        patterns = all;
+        drawn = grown;
+      }
+      return patterns;
+    },
+  };
+}
+
 /** Options of {@link sequentialSignFlipHolm}. */
 export interface SequentialTestOptions {
   /** Family-wise level of Holm's procedure, in (0, 1). */
@@ -96,6 +128,8 @@ export interface SequentialTestOptions {
   max: number;
   /** Enumerate all 2^n patterns when n ≤ this (default 16). */
   exactUpTo?: number;
+  /** Patterns to share with other calls over the same n and seed (default: a fresh {@link signPatterns}). */
+  patterns?: SignPatterns;
 }
 
 /** One test of {@link sequentialSignFlipHolm}. */
@@ -161,22 +195,13 @@ export function sequentialSignFlipHolm(diffs: readonly Float64Array[], n: number
     if (n <= exactUpTo) return { ...base, exact: true, p: exactSignFlip(d).pValue };
     return { ...base, exact: false, p: NaN };
   });
-  // The shared stream: patterns [0, drawn) are kept so that tests extended later read the same patterns.
-  const stream = signFlipStream(n, seed);
-  let patterns = new Int8Array(0);
-  let drawn = 0;
-  const ensure = (r: number): void => {
-    if (r <= drawn) return;
-    const more = stream.next(r - drawn);
-    const all = new Int8Array(r * n);
-    all.set(patterns);
-    all.set(more, drawn * n);
-    patterns = all;
-    drawn = r;
-  };
+  // The shared stream: patterns are kept so that tests extended later read the same patterns.
+  if (opts.patterns && (opts.patterns.n !== n || opts.patterns.seed !== seed))
+    throw new HarnessError('USAGE', `shared sign patterns are for n = ${opts.patterns.n}, seed ${opts.patterns.seed}, not n = ${n}, seed ${seed}`);
+  const shared = opts.patterns ?? signPatterns(n, seed);
   const extend = (i: number, to: number): void => {
     const s = states[i];
-    ensure(to);
+    const patterns = shared.upTo(to);
     const d = diffs[i];
     for (let r = s.r; r < to; r++) {
       const o = r * n;
@@ -286,7 +311,9 @@ export function sequentialBootstrapDiff(a: Float64Array, b: Float64Array, opts: 
   const counts = new Uint32Array(n);
   let diffs = new Float64Array(opts.max);
   let drawn = 0;
+  let skip = 0; // generator draws still to discard (the resamples taken from `first`), done only when extending
   const drawTo = (r: number): void => {
+    for (; skip > 0; skip--) rand();
     for (; drawn < r; drawn++) {
       counts.fill(0);
       for (let j = 0; j < n; j++) counts[Math.floor(rand() * n)]++;
@@ -302,8 +329,8 @@ export function sequentialBootstrapDiff(a: Float64Array, b: Float64Array, opts: 
     }
   };
   if (opts.first && opts.first.length === opts.initial) {
-    // Skip the generator past the first `initial` resamples (n draws each) and take their differences as given.
-    for (let i = 0; i < opts.initial * n; i++) rand();
+    // Take the first `initial` differences as given; the generator skips their n draws each if more are needed.
+    skip = opts.initial * n;
     diffs.set(opts.first);
     drawn = opts.initial;
   }
