@@ -35,6 +35,9 @@ th{background:#f3f3f3}
 table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{content:" \\2195";color:#aaa;font-size:10px}
 tr.tier1 td:first-child{border-left:3px solid var(--good)}tr.best{font-weight:600}tr.failed{color:var(--bad)}
 .scroll{overflow-x:auto;max-width:100%}
+table{display:block;overflow-x:auto;max-width:100%}
+th:first-child,td:first-child{position:sticky;left:0;z-index:1;background:#fff}th:first-child{background:#f3f3f3}
+tr.hit td:first-child,td.hit:first-child{background:#e3f4e8}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{background:#fff;border:1px solid #eee}
 svg .ct{font-size:13px;font-weight:600}svg .tick{font-size:11px}svg .axt{font-size:11px;fill:#444}svg .cv{font-size:11px}svg .vl{paint-order:stroke;stroke:#fff;stroke-width:3px;font-weight:600}
@@ -348,14 +351,18 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const vmin = allVals.length ? Math.min(...allVals) : 0;
   const vmax = allVals.length ? Math.max(...allVals) : 1;
   const gs = groups(result);
+  const recommended = analysis.best !== null && analysis.evidence.enough;
   body.push(
     `<section id="heatmaps"><h2>${h(fam)} over chunking × k</h2><p class="muted">Each cell is ${h(fam)}@k of one configuration; ` +
-      'one colour scale across all panels; the red outline marks the recommended configuration.</p><div class="charts">',
+      'one colour scale across all panels; ' +
+      (recommended ? 'the red outline marks the recommended configuration.' : 'no cell is outlined: there is no recommendation.') +
+      '</p><div class="charts">',
   );
   for (const g of gs) {
     const values = chunkKeys.map((ck) => ks.map((k) => val(find(g, ck, k))));
     let highlight: [number, number] | undefined;
-    if (analysis.best) {
+    // Only a recommendation is outlined: "highest so far" without enough evidence is not one.
+    if (recommended && analysis.best) {
       const b = result.configs[analysis.best.index].config;
       if (b.mode === g.mode && b.embedding === g.model) highlight = [chunkKeys.indexOf(b.chunkingKey), ks.indexOf(b.k)];
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/report/analyze.js';
 import { recommendationText, renderMarkdown, segmentNotes } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
+import { renderHtml } from '../../src/report/html.js';
 import { clearlyFaster, fmtQueryMs, queryMsResolution } from '../../src/report/timing.js';
 import { question, row, spec, sweep } from './fixtures.js';
 
@@ -78,5 +79,29 @@ describe('the tier-1 / † sentence matches the tables', () => {
     const tier1Table = md.slice(md.indexOf('## Tier 1'), md.indexOf('##', md.indexOf('## Tier 1') + 3));
     expect(tier1Table).toMatch(/`cs128-ov0\.keyword\.k5`.*\[−0\.030, −0\.001\] †/);
     expect(renderTerminal(result, a)).toMatch(/cs128-ov0\.keyword\.k5 .*†/);
+  });
+});
+
+describe('the heatmap outlines a recommendation only', () => {
+  const heatmaps = (html: string): string => html.slice(html.indexOf('<section id="heatmaps">'), html.indexOf('</section>', html.indexOf('<section id="heatmaps">')));
+  const build = (n: number) => {
+    const qs = Array.from({ length: n }, (_, j) => question(`q${j}`, { [`d${j}`]: 1 }));
+    return sweep(qs, [row(spec({ k: 5 }), qs, { ndcg: qs.map((_, j) => (j % 2 ? 1 : 0.5)) }), row(spec({ k: 5, chunkingKey: 'cs128-ov0' }), qs, { ndcg: qs.map(() => 0.5) })]);
+  };
+
+  it('5 questions (not enough evidence): no outlined cell, and the caption says there is no recommendation', () => {
+    const result = build(5);
+    const a = analyze(result);
+    expect(a.evidence.enough).toBe(false);
+    const hm = heatmaps(renderHtml(result, a));
+    expect(hm).not.toContain('stroke="#d00"');
+    expect(hm).toContain('no cell is outlined: there is no recommendation');
+  });
+
+  it('80 questions (a recommendation): exactly one outlined cell', () => {
+    const result = build(80);
+    const a = analyze(result);
+    expect(a.evidence.enough).toBe(true);
+    expect(heatmaps(renderHtml(result, a)).split('stroke="#d00"').length - 1).toBe(1);
   });
 });
