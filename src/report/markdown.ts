@@ -574,6 +574,13 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
         if (typeof pick(k) === 'string') bits.push(`${name} ${JSON.stringify(pick(k))}`);
       if (typeof o.truncated === 'number' && o.truncated > 0) bits.push(`${o.truncated} texts truncated to the model's input limit`);
       // Inference time and, for a server model, the tokens and requests it cost (from the responses' usage).
+      if (o.embed_seconds_by_chunking && typeof o.embed_seconds_by_chunking === 'object')
+        bits.push(
+          `document embedding time shared out per chunking by chunk texts (each chunking's rows carry its share in build s): ` +
+            Object.entries(o.embed_seconds_by_chunking as Record<string, number>)
+              .map(([ck, sec]) => `${ck} ${Number(sec).toFixed(1)} s`)
+              .join(', '),
+        );
       if (typeof o.embed_seconds === 'number')
         bits.push(
           `inference ${o.embed_seconds.toFixed(1)} s for ${typeof o.cache_misses === 'number' ? o.cache_misses : '?'} texts embedded (${typeof o.cache_hits === 'number' ? o.cache_hits : '?'} from the cache)`,
