@@ -187,3 +187,24 @@ describe('stable verdicts: one fixture under 20 seeds', () => {
     expect(sides.size).toBe(2);
   });
 });
+
+describe('an undecided verdict is named, never given a side', () => {
+  it('exact p = 0.04904 with a bound of 10000 patterns: in neither tier, and every output says "undecided at 10000 resamples"', async () => {
+    const { renderMarkdown } = await import('../../src/report/markdown.js');
+    const { renderTerminal } = await import('../../src/report/terminal.js');
+    const { renderMatrixJson } = await import('../../src/report/matrix.js');
+    const n = 20;
+    const qs = Array.from({ length: n }, (_, j) => question(`q${j}`, { [`d${j}`]: 1 }));
+    const best = new Array<number>(n).fill(0.5);
+    const knife = best.map((x, j) => (j < 13 ? 0 : j < 17 ? 1 : x)); // 13 × −0.5, 4 × +0.5, 3 × 0: p = 0.04904
+    const result = sweep(qs, [row(spec({ k: 5 }), qs, { ndcg: best }), row(spec({ k: 5, chunkingKey: 'cs128-ov0' }), qs, { ndcg: knife })]);
+    const a = analyze(result, { permutationResamples: 10000, maxResamples: 10000, minQuestions: 10 });
+    expect(a.undecided).toEqual(['cs128-ov0.keyword.k5']);
+    expect(a.tier1).toEqual(['none.keyword.k5']);
+    expect(a.rows[1].tier).toBeUndefined();
+    expect(recommendationText(result, a).join(' ')).toContain('Undecided at 10000 resamples: 1 configuration(s)');
+    expect(renderMarkdown(result, a)).toContain('## Undecided at 10000 resamples');
+    expect(renderTerminal(result, a)).toContain('(1 undecided at 10000 resamples)');
+    expect(JSON.parse(renderMatrixJson(result, a)).rows[1].tier).toBeNull();
+  });
+});
