@@ -55,7 +55,7 @@ const swept = await runSweep(config, {
     if (killStage !== undefined && 'stage' in e && (!killKind || e.kind === killKind) && e.stage === killStage && ++seen === killNth) die(`${e.kind} ${e.stage}`);
   },
 });
-const analysis = analyze(swept.result, { seed: config.statistics.seed, resamples: config.statistics.resamples, alpha: config.statistics.alpha });
+const analysis = analyze(swept.result, { seed: config.statistics.seed, resamples: config.statistics.resamples, alpha: config.statistics.alpha, maxResamples: config.statistics.maxResamples });
 const result = withStatistics(swept.result, analysis);
 const rendered = renderReports(result, analysis) as unknown as Record<string, string>;
 if (killStage === 'write') {

@@ -118,6 +118,14 @@ export { unjudgedBounds, type UnjudgedBounds } from './score/bounds.js';
 export { jsonSchemas } from './config/json-schema.js';
 export { questionLineSchema } from './load/question-schema.js';
 export { bootstrapCI, pairedPermutationTest, holm, minimumDetectableDifference, seededRandom } from './score/stats.js';
+export {
+  sequentialSignFlipHolm,
+  sequentialBootstrapDiff,
+  wilsonInterval,
+  type SequentialTest,
+  type SequentialInterval,
+} from './score/sequential.js';
+export { crossValidatedSelection, assignFolds, type SelectionResult, type SelectionOptions } from './score/selection.js';
 export { projectEvidence, projectionStats, scoreChunkLevel, type Projection } from './score/evidence.js';
 export { evidenceCoverage, atTokenBudget, type BudgetMeasures } from './score/budget.js';
 

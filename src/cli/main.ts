@@ -146,6 +146,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     resamples: config.statistics.resamples,
     alpha: config.statistics.alpha,
     minQuestions: config.statistics.minQuestions,
+    maxResamples: config.statistics.maxResamples,
   });
   const result = withStatistics(swept.result, analysis);
   const rendered = renderReports(result, analysis);
@@ -165,6 +166,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     total_seconds: totalSeconds,
   };
   if (opts.json) {
+    const { selectionJson } = await import('../report/matrix.js');
     const best = analysis.best;
     const row = best ? result.configs[best.index] : undefined;
     const enough = analysis.evidence.enough;
@@ -178,6 +180,9 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
       enoughEvidenceReason: analysis.evidence.reason,
       highest: best ? { id: best.id, mean: best.mean, low: best.low, high: best.high } : null,
       tier1: analysis.tier1,
+      undecided: analysis.undecided,
+      selection: selectionJson(analysis),
+      chooseK: analysis.kCurves.map((c) => ({ configId: c.configId, maxK: c.maxK, smallestTiedK: c.smallestTiedK, sentence: c.sentence })),
       questions: analysis.questions,
       configurations: result.configs.length,
       failed: analysis.failed,

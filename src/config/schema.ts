@@ -315,9 +315,22 @@ export const configSchema = z
           .describe(
             'Below this many judged questions (or when the detectable difference exceeds a tenth of the metric range) the report says there is not enough evidence to choose.',
           ),
+        maxResamples: z
+          .number()
+          .int()
+          .min(10000, 'must be at least 10000 (the permutation test starts with 10000 sign patterns)')
+          .max(10_000_000, 'must be at most 10000000 (the work grows with it; 200000 decides all but knife-edge verdicts)')
+          .default(200000)
+          .describe(
+            'Bound on the resamples behind one verdict: a tier, † or fusion verdict not decided at the usual resamples (p-value within 3 Monte Carlo errors of its threshold) is resampled further, doubling, up to this many, then reported as undecided.',
+          ),
       })
       .strict()
-      .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30 })
+      .refine((s) => s.maxResamples >= s.resamples, {
+        message: 'statistics.maxResamples must be at least statistics.resamples',
+        path: ['maxResamples'],
+      })
+      .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30, maxResamples: 200000 })
       .describe('Confidence intervals and Holm tiers.'),
     unjudged: z
       .object({

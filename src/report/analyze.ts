@@ -26,6 +26,9 @@ import {
   signFlipPlan,
 } from '../score/stats.js';
 import { HarnessError } from '../errors.js';
+import { DEFAULT_MAX_RESAMPLES, sequentialBootstrapDiff, sequentialSignFlipHolm } from '../score/sequential.js';
+import { crossValidatedSelection, type SelectionResult } from '../score/selection.js';
+import { kCurves, type KCurve } from './choose-k.js';
 import { isRelevant, manifestValue, relevanceThreshold, rerankKey, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
 import { allWarnings, excludedWarning, failedWarning } from './warnings.js';
 import { unjudgedAnalysis, type UnjudgedAnalysis } from './unjudged.js';
@@ -50,6 +53,15 @@ export interface AnalyzeOptions {
    * to choose. Default 30.
    */
   minQuestions?: number;
+  /**
+   * Bound on the resamples of one verdict (config `statistics.maxResamples`), ≥ both `resamples` and
+   * `permutationResamples`: a Monte Carlo verdict (tier, †, a segment's tier 1, "beats both parents") that is not
+   * decided at the configured resamples is resampled further, doubling, up to this many (score/sequential.ts), and
+   * reported as undecided when still not decided. Default 200000.
+   */
+  maxResamples?: number;
+  /** Folds of the cross-validated selection estimate ({@link Analysis.selection}), ≥ 2. Default 5. */
+  selectionFolds?: number;
 }
 
 /** Every primary metric family the tool scores lies in [0, 1]: the range the "tenth of the range" rule uses. */
@@ -72,7 +84,10 @@ export interface RowAnalysis {
   candidate: boolean;
   /** Every metric in the row's means (canonical names at the row's k), with its interval. Empty for failed rows. */
   metrics: Record<string, Interval>;
-  /** 1 = the best or not significantly worse than it (Holm-adjusted p ≥ alpha); 2 = significantly worse. Candidates only. */
+  /**
+   * 1 = the best or not significantly worse than it (Holm-adjusted p ≥ alpha); 2 = significantly worse. Candidates
+   * only; absent for a candidate whose tier is undecided at `maxResamples` (see {@link Comparison.tierDecided}).
+   */
   tier?: 1 | 2;
 }
 
@@ -101,7 +116,24 @@ export interface Comparison {
   exact: boolean;
   /** Sample standard deviation of the per-question differences. */
   diffSd: number;
+  /** The tier from the point estimates; read it with `tierDecided` (an undecided row is in neither tier). */
   tier: 1 | 2;
+  /** Monte Carlo standard error of `pValue` (0 when exact). */
+  pMcError: number;
+  /** Sign patterns behind `pValue` (2^n when exact). */
+  permutations: number;
+  /** False when Holm's decision for this row is not settled at `maxResamples` patterns: "undecided at N resamples". */
+  tierDecided: boolean;
+  /** Monte Carlo standard errors of `low` and `high`. */
+  lowMcError: number;
+  highMcError: number;
+  /** Bootstrap resamples behind `low`/`high` (`resamples`, or more when "excludes 0" needed them). */
+  intervalResamples: number;
+  /**
+   * False when "the interval excludes 0" is not settled at `maxResamples` resamples. Only a tier-1 row's is resampled
+   * further (only there is it a verdict: †); other rows keep `resamples` and may read false.
+   */
+  intervalDecided: boolean;
 }
 
 /** One segment of the questions (a tag, or a top-level folder of the relevant documents). */
@@ -126,8 +158,12 @@ export interface SegmentValue {
    * (paired sign-flip test, Holm over the segment's comparisons, adjusted p ≥ alpha), in grid order.
    */
   tier1: string[];
-  /** True when the recommended configuration is in the segment's tier 1. */
-  recommendedInTier1: boolean;
+  /** Candidates whose place in the segment's tier 1 is undecided at `maxResamples` (grid order); usually empty. */
+  undecided: string[];
+  /** True when the recommended configuration is in the segment's tier 1; null when that is undecided. */
+  recommendedInTier1: boolean | null;
+  /** Most sign patterns any of the segment's tests used (2^n when exact). */
+  resamples: number;
 }
 
 /** Segments of the recommended configuration. */
@@ -161,6 +197,8 @@ export interface FusionPoint {
   vsSemantic: ParentTest | null;
   /** True when the row is significantly better than both parents (both adjusted p < alpha, both differences > 0). */
   beatsBoth: boolean;
+  /** False when either test's Holm decision is undecided at `maxResamples`: then `beatsBoth` is not stated. */
+  beatsBothDecided: boolean;
 }
 
 /** A hybrid row against one parent on the primary metric. */
@@ -171,6 +209,12 @@ export interface ParentTest {
   diff: number;
   pValue: number;
   pHolm: number;
+  /** Monte Carlo standard error of `pValue` (0 when exact). */
+  pMcError: number;
+  /** False when the Holm decision is not settled at `maxResamples` patterns. */
+  decided: boolean;
+  /** Sign patterns used (2^n when exact). */
+  resamples: number;
 }
 
 /** The hybrid rows of one chunking × embedding × rerank × k, with their two parents. */
@@ -277,8 +321,12 @@ export interface Analysis {
   rows: RowAnalysis[];
   /** Every other candidate against the best, sorted by diff descending (grid order on ties). */
   comparisons: Comparison[];
-  /** Ids of tier-1 rows: the best first, then in comparison order. */
+  /** Ids of tier-1 rows: the best first, then in comparison order. Rows whose tier is undecided are not in it. */
   tier1: string[];
+  /** Ids of rows whose tier is undecided at `maxResamples` (comparison order); empty almost always. */
+  undecided: string[];
+  /** {@link AnalyzeOptions.maxResamples}. */
+  maxResamples: number;
   /** Level of the comparisons' difference intervals: 1 − alpha/m (Bonferroni) for m comparisons; `level` when m = 0. */
   comparisonLevel: number;
   /** {@link AnalyzeOptions.minQuestions}. */
@@ -295,6 +343,14 @@ export interface Analysis {
    */
   mdd: { value: number; diffSd: number; n: number; alpha: number; power: number; basis: string } | null;
   segments: SegmentAnalysis | null;
+  /**
+   * The winner's curse: the in-sample best against a K-fold cross-validated estimate of "pick the best candidate by
+   * the primary metric, then use it" (score/selection.ts), folds stratified by tags when any question has one. Null
+   * without a best row or with fewer than 2 questions.
+   */
+  selection: SelectionResult | null;
+  /** Choosing k: recall and hit rate over every swept k for the best row and each other tier-1 row (report/choose-k.ts). */
+  kCurves: KCurve[];
   fusion: FusionView | null;
   cutoffs: ModelCutoffs[];
   models: ModelComparison;
@@ -368,6 +424,11 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   const level = opts.level ?? 0.95;
   const fixedCutoff = opts.fixedCutoff ?? 0.75;
   const minQuestions = opts.minQuestions ?? 30;
+  const maxResamples = opts.maxResamples ?? Math.max(DEFAULT_MAX_RESAMPLES, resamples, permutationResamples);
+  if (!Number.isInteger(maxResamples) || maxResamples < Math.max(resamples, permutationResamples))
+    throw new HarnessError('USAGE', `maxResamples must be a whole number ≥ resamples (${resamples}) and ≥ ${permutationResamples}, got ${String(maxResamples)}`, {
+      remedy: `set statistics.maxResamples to at least ${Math.max(resamples, permutationResamples)} (default ${DEFAULT_MAX_RESAMPLES})`,
+    });
   if (!Number.isInteger(minQuestions) || minQuestions < 1)
     throw new HarnessError('USAGE', `minQuestions must be a whole number ≥ 1, got ${String(minQuestions)}`, {
       remedy: 'set statistics.minQuestions to a positive integer such as 30',
@@ -444,42 +505,58 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   if (best !== null) {
     const bestCol = colIndex.get(`${best.index}\u0000${result.primaryMetric}`)!;
     const bestVals = columns[bestCol].values;
-    const exact = n <= 16;
-    const flips = exact ? new Int8Array(0) : signFlipPlan(n, permutationResamples, seed + 1);
     const m = comparable.length - 1;
     comparisonLevel = m >= 1 ? 1 - alpha / m : level;
-    const raw: Omit<Comparison, 'pHolm' | 'tier'>[] = [];
-    for (const r of comparable) {
-      if (r.index === best.index) continue;
-      const c = colIndex.get(`${r.index}\u0000${result.primaryMetric}`)!;
-      const vals = columns[c].values;
+    const others = comparable.filter((r) => r.index !== best!.index);
+    const diffs = others.map((r) => {
+      const vals = columns[colIndex.get(`${r.index}\u0000${result.primaryMetric}`)!].values;
       const d = new Float64Array(n);
       for (let q = 0; q < n; q++) d[q] = vals[q] - bestVals[q];
-      const test = exact ? exactSignFlip(d) : monteCarloSignFlip(d, flips, permutationResamples);
+      return d;
+    });
+    // Sign-flip tests with Holm, resampled until every tier is settled (score/sequential.ts).
+    const tests = sequentialSignFlipHolm(diffs, n, { alpha, seed: seed + 1, initial: permutationResamples, max: maxResamples });
+    others.forEach((r, j) => {
+      const c = colIndex.get(`${r.index}\u0000${result.primaryMetric}`)!;
+      const d = diffs[j];
       const bd = new Float64Array(resamples);
       for (let s = 0; s < resamples; s++) bd[s] = boot[s * M + c] - boot[s * M + bestCol];
-      const { low, high } = percentileInterval(bd, comparisonLevel);
-      raw.push({
+      const t = tests[j];
+      // "Excludes 0" is a stated verdict (†) only for a tier-1 row, so only those are resampled further; a tier-2 or
+      // undecided row keeps the configured resamples (its tiny tail share would cost ~9/tail resamples to settle).
+      const settle = t.decided && !t.rejected;
+      const iv = sequentialBootstrapDiff(columns[c].values, bestVals, {
+        level: comparisonLevel,
+        seed,
+        initial: resamples,
+        max: settle ? maxResamples : resamples,
+        first: bd,
+      });
+      comparisons.push({
         index: r.index,
         id: r.id,
         value: r.metrics[result.primaryMetric].mean,
         diff: mean(Array.from(d)),
-        low,
-        high,
-        excludesZero: low > 0 || high < 0,
-        pValue: test.pValue,
-        exact,
+        low: iv.low,
+        high: iv.high,
+        excludesZero: iv.excludesZero,
+        pValue: t.pValue,
+        pHolm: t.pHolm,
+        exact: t.exact,
         diffSd: sampleSd(Array.from(d)),
+        tier: t.rejected ? 2 : 1,
+        pMcError: t.mcError,
+        permutations: t.resamples,
+        tierDecided: t.decided,
+        lowMcError: iv.lowMcError,
+        highMcError: iv.highMcError,
+        intervalResamples: iv.resamples,
+        intervalDecided: iv.decided,
       });
-    }
-    const adjusted = holm(raw.map((x) => x.pValue));
-    raw.forEach((x, j) => {
-      const pHolm = adjusted[j];
-      comparisons.push({ ...x, pHolm, tier: pHolm >= alpha ? 1 : 2 });
     });
     comparisons.sort((a, b) => b.diff - a.diff || a.index - b.index);
     rows[best.index].tier = 1;
-    for (const c of comparisons) rows[c.index].tier = c.tier;
+    for (const c of comparisons) if (c.tierDecided) rows[c.index].tier = c.tier;
   } else if (primaryK === null) {
     warnings.push(`the primary metric ${result.primaryMetric} has no k, so no row can be recommended`);
   } else if (rows.some((r) => r.candidate)) {
@@ -487,7 +564,8 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   } else if (result.configs.some((c) => c.status === 'ok')) {
     warnings.push(`no ok row at k = ${primaryK} has ${result.primaryMetric}, so no row can be recommended`);
   }
-  const tier1 = best === null ? [] : [best.id, ...comparisons.filter((c) => c.tier === 1).map((c) => c.id)];
+  const tier1 = best === null ? [] : [best.id, ...comparisons.filter((c) => c.tierDecided && c.tier === 1).map((c) => c.id)];
+  const undecided = comparisons.filter((c) => !c.tierDecided).map((c) => c.id);
 
   // 4. Minimum detectable difference and the small-sample warning.
   let mdd: Analysis['mdd'] = null;
@@ -560,12 +638,19 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     const c = colIndex.get(`${i}\u0000${result.primaryMetric}`);
     return c === undefined ? undefined : columns[c].values;
   };
-  const stat: StatOptions = { seed, resamples, level, alpha, permutationResamples };
+  const stat: StatOptions = { seed, resamples, level, alpha, permutationResamples, maxResamples };
   const segments =
     best === null ? null : segmentAnalysis(result, best, comparable.map((r) => ({ index: r.index, id: r.id, values: primaryColumn(r.index)! })), threshold, stat);
   const synthetic = segments === null ? null : syntheticDisagreement(segments, result.primaryMetric);
   if (synthetic !== null) warnings.push(synthetic);
   const fusion = fusionView(result, rows, primaryColumn, stat);
+  const selection = best === null ? null : selectionEstimate(result, comparable.map((r) => ({ id: r.id, values: primaryColumn(r.index)! })), opts.selectionFolds ?? 5, stat);
+  const curves = kCurves(
+    result,
+    tier1.map((id) => rows.find((r) => r.id === id)!.index),
+    (i, metric) => rows[i].metrics[metric],
+    stat,
+  );
   const cutoffs = cutoffAnalysis(result, primaryK, threshold, fixedCutoff);
   const models = modelComparison(result, rows, primaryK);
   const missedByAll = missedQuestions(result);
@@ -585,11 +670,15 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     rows,
     comparisons,
     tier1,
+    undecided,
+    maxResamples,
     comparisonLevel,
     minQuestions,
     evidence,
     mdd,
     segments,
+    selection,
+    kCurves: curves,
     fusion,
     cutoffs,
     models,
@@ -600,6 +689,21 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
   };
 }
 
+/**
+ * The cross-validated selection estimate over the comparable candidates (grid order), folds seeded by `seed + 4` and
+ * stratified by each question's sorted tags when any question has a tag.
+ */
+function selectionEstimate(
+  result: SweepResult,
+  candidates: { id: string; values: Float64Array }[],
+  folds: number,
+  stat: StatOptions,
+): SelectionResult | null {
+  const anyTag = result.questions.some((q) => q.tags.length > 0);
+  const strata = anyTag ? result.questions.map((q) => [...new Set(q.tags)].sort().join('\u0000')) : undefined;
+  return crossValidatedSelection(candidates, { folds, seed: stat.seed + 4, strata, resamples: stat.resamples, level: stat.level });
+}
+
 /** The statistics settings the segment and fusion analyses share. */
 interface StatOptions {
   seed: number;
@@ -607,6 +711,7 @@ interface StatOptions {
   level: number;
   alpha: number;
   permutationResamples: number;
+  maxResamples: number;
 }
 
 /**
@@ -739,9 +844,16 @@ function segmentAnalysis(
       for (let j = 1; j < candidates.length; j++) if (means[j] > means[b] || (means[j] === means[b] && candidates[j].index < candidates[b].index)) b = j;
       const others = candidates.map((_, j) => j).filter((j) => j !== b);
       const diffs = others.map((j) => Float64Array.from(qs, (qi) => candidates[j].values[qi] - candidates[b].values[qi]));
-      const worse = holmRejections(diffs, qs.length, stat.permutationResamples, stat.seed + 2, stat.alpha);
-      const inTier1 = new Set([b, ...others.filter((_, t) => !worse[t])]);
+      const tests = sequentialSignFlipHolm(diffs, qs.length, {
+        alpha: stat.alpha,
+        seed: stat.seed + 2,
+        initial: stat.permutationResamples,
+        max: stat.maxResamples,
+      });
+      const inTier1 = new Set([b, ...others.filter((_, t) => tests[t].decided && !tests[t].rejected)]);
+      const unsettled = new Set(others.filter((_, t) => !tests[t].decided));
       const tier1 = [candidates[b].id, ...candidates.filter((_, j) => j !== b && inTier1.has(j)).map((c) => c.id)];
+      const undecided = candidates.filter((_, j) => unsettled.has(j)).map((c) => c.id);
       segments.push({
         kind,
         name,
@@ -753,7 +865,9 @@ function segmentAnalysis(
         diffPercent: overall === 0 ? null : ((ci.mean - overall) / overall) * 100,
         best: { id: candidates[b].id, value: means[b] },
         tier1,
-        recommendedInTier1: tier1.includes(best.id),
+        undecided,
+        recommendedInTier1: undecided.includes(best.id) ? null : tier1.includes(best.id),
+        resamples: Math.max(0, ...tests.map((t) => t.resamples)),
       });
     }
   };
@@ -820,7 +934,14 @@ function fusionView(
     });
     built.push({ key, rowsOf, kw, sem });
   }
-  const { p, pHolm } = signFlipHolm(tests.map((t) => t.d), n, stat.permutationResamples, stat.seed + 3);
+  const seq = sequentialSignFlipHolm(tests.map((t) => t.d), n, {
+    alpha: stat.alpha,
+    seed: stat.seed + 3,
+    initial: stat.permutationResamples,
+    max: stat.maxResamples,
+  });
+  const p = seq.map((t) => t.pValue);
+  const pHolm = seq.map((t) => t.pHolm);
   const iv = (r: RowAnalysis | undefined): { id: string; value: Interval } | null => (r ? { id: r.id, value: r.metrics[pm] } : null);
   const out: FusionGroup[] = built.map(({ key, rowsOf, kw, sem }) => {
     const c0 = result.configs[rowsOf[0].index].config;
@@ -829,11 +950,21 @@ function fusionView(
       const test = (side: 'keyword' | 'semantic'): ParentTest | null => {
         const j = tests.findIndex((t) => t.group === key && t.point === pi && t.side === side);
         if (j < 0) return null;
-        return { id: tests[j].parent.id, parent: tests[j].parent.index, diff: mean(Array.from(tests[j].d)), pValue: p[j], pHolm: pHolm[j] };
+        return {
+          id: tests[j].parent.id,
+          parent: tests[j].parent.index,
+          diff: mean(Array.from(tests[j].d)),
+          pValue: p[j],
+          pHolm: pHolm[j],
+          pMcError: seq[j].mcError,
+          decided: seq[j].decided,
+          resamples: seq[j].resamples,
+        };
       };
       const vsKeyword = test('keyword');
       const vsSemantic = test('semantic');
       const wins = (t: ParentTest | null): boolean => t !== null && t.diff > 0 && t.pHolm < stat.alpha;
+      const settled = (t: ParentTest | null): boolean => t === null || t.decided;
       return {
         index: r.index,
         id: r.id,
@@ -845,6 +976,7 @@ function fusionView(
         vsKeyword,
         vsSemantic,
         beatsBoth: vsKeyword !== null && vsSemantic !== null && wins(vsKeyword) && wins(vsSemantic),
+        beatsBothDecided: settled(vsKeyword) && settled(vsSemantic),
       };
     });
     points.sort(
@@ -859,16 +991,21 @@ function fusionView(
       sentence = `${where}: no ${!kw ? 'keyword' : 'semantic'} row with the same chunking${c0.rerank ? ', rerank' : ''} and k, so no hybrid setting can be tested against both parents.`;
     } else {
       const better = kw.metrics[pm].mean >= sem.metrics[pm].mean ? kw : sem;
-      const winners = points.filter((x) => x.beatsBoth);
+      const winners = points.filter((x) => x.beatsBoth && x.beatsBothDecided);
+      const open = points.filter((x) => !x.beatsBothDecided);
       const bestPoint = points.reduce((a, x) => (x.value.mean > a.value.mean ? x : a), points[0]);
+      const openText =
+        open.length === 0
+          ? ''
+          : ` Undecided at ${stat.maxResamples} resamples whether ${open.map((x) => x.fusion).join(', ')} beat${open.length === 1 ? 's' : ''} both parents.`;
       sentence =
-        winners.length > 0
+        (winners.length > 0
           ? `${where}: ${winners.length} of ${points.length} hybrid setting(s) beat both parents (paired sign-flip test against each, Holm over the ${tests.length} tests of this view, α = ${stat.alpha}): ` +
             winners.map((x) => `${x.fusion} ${x.value.mean.toFixed(3)}`).join(', ') +
             `; the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}.`
           : `${where}: no hybrid setting is significantly better than both parents (paired sign-flip test against each, Holm over the ` +
             `${tests.length} tests of this view, α = ${stat.alpha}); the better parent is ${better.id} at ${better.metrics[pm].mean.toFixed(3)}, ` +
-            `the highest hybrid ${bestPoint.fusion} at ${bestPoint.value.mean.toFixed(3)}.`;
+            `the highest hybrid ${bestPoint.fusion} at ${bestPoint.value.mean.toFixed(3)}.`) + openText;
     }
     return { chunkingKey: c0.chunkingKey, embedding: c0.embedding, rerank: rerankKey(c0.rerank), k: c0.k, keyword: iv(kw), semantic: iv(sem), points, sentence };
   });

@@ -11,8 +11,10 @@ import type { ConfigResult, Mode, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
-import { fmtLevel, intervalNote, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
+import { fmtLevel, fmtMcError, intervalNote, isDagger, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
+import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { fmtQueryMs } from './timing.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 
 const STYLE = `
@@ -33,6 +35,9 @@ th{background:#f3f3f3}
 table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{content:" \\2195";color:#aaa;font-size:10px}
 tr.tier1 td:first-child{border-left:3px solid var(--good)}tr.best{font-weight:600}tr.failed{color:var(--bad)}
 .scroll{overflow-x:auto;max-width:100%}
+table{display:block;overflow-x:auto;max-width:100%}
+th:first-child,td:first-child{position:sticky;left:0;z-index:1;background:#fff}th:first-child{background:#f3f3f3}
+tr.hit td:first-child,td.hit:first-child{background:#e3f4e8}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{background:#fff;border:1px solid #eee}
 svg .ct{font-size:13px;font-weight:600}svg .tick{font-size:11px}svg .axt{font-size:11px;fill:#444}svg .cv{font-size:11px}svg .vl{paint-order:stroke;stroke:#fff;stroke-width:3px;font-weight:600}
@@ -222,6 +227,28 @@ function signedClass(x: number | null | undefined, half = 0.0005): string {
   return typeof x === 'number' && x <= -half ? 'neg' : typeof x === 'number' && x >= half ? 'pos' : '';
 }
 
+/** The selection (winner's curse) and choosing-k section; empty when neither applies. */
+function verdictSectionsHtml(analysis: Analysis, codeId: (s: string) => string): string[] {
+  const style = { id: codeId, text: h };
+  const sel = selectionParagraph(analysis, style);
+  const curves = kCurveRows(analysis, style);
+  if (sel.length === 0 && curves.length === 0) return [];
+  const out = ['<section id="selection"><h2>Selection and the choice of k</h2>'];
+  for (const l of sel) out.push(`<p>${l}</p>`);
+  for (const c of curves) {
+    out.push(`<h3>${codeId(c.configId)}</h3><p>${c.sentence}</p>`);
+    out.push(
+      '<div class="scroll"><table><thead><tr>' +
+        c.header.map((x) => `<th>${h(x)}</th>`).join('') +
+        '</tr></thead><tbody>' +
+        c.rows.map((r) => `<tr>${r.map((x) => `<td>${h(x)}</td>`).join('')}</tr>`).join('') +
+        '</tbody></table></div>',
+    );
+  }
+  out.push('</section>');
+  return out;
+}
+
 /** Renders report.html. See the module comment for the guarantees. */
 export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const pm = analysis.primaryMetric;
@@ -237,6 +264,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
       [
         ['recommendation', 'Recommendation'],
         ['tiers', 'Tiers'],
+        ...(analysis.selection || analysis.kCurves.length > 0 ? [['selection', 'Selection and k']] : []),
         ['heatmaps', 'Heatmaps'],
         ['by-k', 'Metric vs k'],
         ['models', 'Models'],
@@ -276,8 +304,8 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     const num = (v: number | undefined) => (typeof v === 'number' ? v : null);
     body.push('<div class="scroll"><table class="sortable" id="tier-table"><thead><tr>');
     body.push(
-      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query', ...(jm ? [jm] : [])]
-        .map((s, i) => `<th${[0, 1, 2, 5, 7].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
+      ['configuration', 'retriever', 'chunking', 'tier', pm, '95% CI', 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'MC error', 'ms/query', ...(jm ? [jm] : [])]
+        .map((s, i) => `<th${[0, 1, 2, 3, 5, 7, 10].includes(i) ? ' class="t"' : ' data-type="num"'}>${h(s)}</th>`)
         .join(''),
     );
     body.push('</tr></thead><tbody>');
@@ -292,14 +320,15 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(codeId(id), { v: id }) +
           td(h(retrieverLabel(r)), { cls: 't' }) +
           td(h(r.config.chunkingKey), { cls: 't' }) +
-          td(String(ra.tier ?? ''), { v: ra.tier ?? null }) +
+          td(c && !c.tierDecided ? `undecided at ${c.permutations} resamples` : String(ra.tier ?? ''), { cls: 't' }) +
           td(fmt3(m.mean), { v: m.mean }) +
           td(fmtCI(m.low, m.high), { cls: 't' }) +
           td(c ? fmtSigned(c.diff) : 'best', { v: c ? c.diff : 0, cls: signedClass(c?.diff) }) +
-          td(c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '', { cls: 't' }) +
+          td(c ? `${fmtSignedCI(c.low, c.high)}${isDagger(c) ? ' †' : ''}` : '', { cls: 't' }) +
           td(c ? fmtP(c.pValue) : '', { v: c ? c.pValue : null }) +
           td(c ? fmtP(c.pHolm) : '', { v: c ? c.pHolm : null }) +
-          td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
+          td(c ? h(fmtMcError(c)) : '', { cls: 't' }) +
+          td(fmtQueryMs(r), { v: r.meanQueryMs }) +
           (jm ? td(judgedCell(r.means[jm]), { v: num(r.means[jm]) }) : '') +
           '</tr>',
       );
@@ -311,6 +340,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
     );
   } else body.push('<p>No candidate rows.</p>');
   body.push('</section>');
+  body.push(...verdictSectionsHtml(analysis, codeId));
 
   // Heatmaps and metric vs k.
   const chunkKeys = [...new Set(result.configs.map((c) => c.config.chunkingKey))].sort(compareChunkingKeys);
@@ -326,14 +356,18 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const vmin = allVals.length ? Math.min(...allVals) : 0;
   const vmax = allVals.length ? Math.max(...allVals) : 1;
   const gs = groups(result);
+  const recommended = analysis.best !== null && analysis.evidence.enough;
   body.push(
     `<section id="heatmaps"><h2>${h(fam)} over chunking × k</h2><p class="muted">Each cell is ${h(fam)}@k of one configuration; ` +
-      'one colour scale across all panels; the red outline marks the recommended configuration.</p><div class="charts">',
+      'one colour scale across all panels; ' +
+      (recommended ? 'the red outline marks the recommended configuration.' : 'no cell is outlined: there is no recommendation.') +
+      '</p><div class="charts">',
   );
   for (const g of gs) {
     const values = chunkKeys.map((ck) => ks.map((k) => val(find(g, ck, k))));
     let highlight: [number, number] | undefined;
-    if (analysis.best) {
+    // Only a recommendation is outlined: "highest so far" without enough evidence is not one.
+    if (recommended && analysis.best) {
       const b = result.configs[analysis.best.index].config;
       if (b.mode === g.mode && b.embedding === g.model) highlight = [chunkKeys.indexOf(b.chunkingKey), ks.indexOf(b.k)];
     }
@@ -450,7 +484,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
           td(codeId(s.best.id), { v: s.best.id }) +
           td(fmt3(s.best.value), { v: s.best.value }) +
           td(String(s.tier1.length), { v: s.tier1.length }) +
-          td(s.recommendedInTier1 ? 'yes' : '<strong>no</strong>', { cls: 't' }) +
+          td(s.recommendedInTier1 === null ? `undecided at ${s.resamples} resamples` : s.recommendedInTier1 ? 'yes' : '<strong>no</strong>', { cls: 't' }) +
           '</tr>',
       );
     body.push('</tbody></table></div><div class="charts">');
@@ -645,7 +679,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
         td(fmtCI(iv?.low, iv?.high), { cls: 't' }) +
         td(String(ra?.tier ?? ''), { v: ra?.tier ?? null }) +
         td(fmtTime(r.buildSeconds), { v: r.buildSeconds }) +
-        td(fmtTime(r.meanQueryMs), { v: r.meanQueryMs }) +
+        td(fmtQueryMs(r), { v: r.meanQueryMs }) +
         td(r.status === 'failed' ? `failed: ${h(clip(r.error ?? '', 120))}` : 'ok', { cls: 't' }) +
         '</tr>',
     );

@@ -7,6 +7,8 @@ import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
+import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { clearlyFaster, fmtQueryMs } from './timing.js';
 import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
@@ -84,14 +86,20 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
       : `Not enough evidence to choose a configuration: ${t(analysis.evidence.reason ?? '')}. Highest so far: ${top}`,
     declared,
   ];
-  const tier1Others = analysis.comparisons.filter((c) => c.tier === 1);
-  const clean = tier1Others.filter((c) => !c.excludesZero);
-  const conflicting = tier1Others.filter((c) => c.excludesZero);
+  // Only settled verdicts are stated (report/analyze.ts, score/sequential.ts); the unsettled ones are named as such.
+  const tier1Others = analysis.comparisons.filter((c) => c.tierDecided && c.tier === 1);
+  const clean = tier1Others.filter((c) => c.intervalDecided && !c.excludesZero);
+  const conflicting = tier1Others.filter((c) => c.intervalDecided && c.excludesZero);
+  const openInterval = tier1Others.filter((c) => !c.intervalDecided);
+  const openTier = analysis.comparisons.filter((c) => !c.tierDecided);
   const ci = `${fmtLevel(analysis.comparisonLevel)} difference interval`;
+  const ids = (cs: readonly { id: string }[]): string => `${cs.slice(0, 5).map((c) => style.id(c.id)).join(', ')}${cs.length > 5 ? ', …' : ''}`;
   if (analysis.comparisons.length > 0) {
     const test = `paired permutation test, Holm-corrected, α = ${analysis.alpha}`;
-    if (tier1Others.length === 0)
+    if (tier1Others.length === 0 && openTier.length === 0)
       lines.push(`Every other configuration at k = ${analysis.primaryK} is significantly worse (${test}).`);
+    else if (tier1Others.length === 0)
+      lines.push(`No other configuration at k = ${analysis.primaryK} is shown to be as good (${test}).`);
     else if (!enough)
       lines.push(
         `${tier1Others.length} other configuration(s) at k = ${analysis.primaryK} are not significantly worse (tier 1; ${test}), ` +
@@ -106,15 +114,25 @@ export function recommendationText(result: SweepResult, analysis: Analysis, styl
       );
     if (conflicting.length > 0)
       lines.push(
-        `${conflicting.length} tier-1 configuration(s) have a ${ci} that excludes 0, so they are not tied with the best ` +
-          `(the test and the interval disagree; treat them as probably worse): ${conflicting.slice(0, 5).map((c) => style.id(c.id)).join(', ')}${conflicting.length > 5 ? ', …' : ''}.`,
+        `Of the tier-1 configurations, ${conflicting.length} (marked † in the tier-1 table) have a ${ci} that excludes 0, so they are not tied with the best ` +
+          `(the test and the interval disagree; treat them as probably worse): ${ids(conflicting)}.`,
+      );
+    if (openInterval.length > 0)
+      lines.push(
+        `Whether the ${ci} excludes 0 is undecided at ${Math.max(...openInterval.map((c) => c.intervalResamples))} resamples for ${openInterval.length} tier-1 configuration(s) ` +
+          `(an interval end within Monte Carlo error of 0), so they are not called a defensible choice: ${ids(openInterval)}.`,
+      );
+    if (openTier.length > 0)
+      lines.push(
+        `Undecided at ${Math.max(...openTier.map((c) => c.permutations))} resamples: ${openTier.length} configuration(s) whose p-value stays within ` +
+          `Monte Carlo error of Holm's threshold, so they are in neither tier: ${ids(openTier)}.`,
       );
     const tier1Rows = analysis.tier1.map((id) => result.configs.find((c) => c.config.id === id)!);
     const fastest = tier1Rows.reduce((a, c) => (c.meanQueryMs < a.meanQueryMs ? c : a), tier1Rows[0]);
-    // Only when the gap is real: at least 2x faster and at least half a millisecond per query.
-    if (fastest.config.id !== b.config.id && fastest.meanQueryMs <= 0.5 * b.meanQueryMs && b.meanQueryMs - fastest.meanQueryMs >= 0.5)
+    // Only when the gap is real: at least 2x faster, half a millisecond, and outside both rows' timing resolution.
+    if (fastest.config.id !== b.config.id && clearlyFaster(fastest, b))
       lines.push(
-        `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtTime(fastest.meanQueryMs)} ms per query vs ${fmtTime(b.meanQueryMs)} ms).`,
+        `The fastest tier-1 configuration is ${style.id(fastest.config.id)} (${fmtQueryMs(fastest)} ms per query vs ${fmtQueryMs(b)} ms).`,
       );
   }
   // Unjudged documents (issue 20): the warning, then the bounds sentence. Ids in them come from the config: t().
@@ -134,10 +152,23 @@ export function intervalNote(analysis: Analysis): string {
   return (
     `Difference intervals are paired bootstrap intervals at ${fmtLevel(analysis.comparisonLevel)} = 1 − α/${m} (Bonferroni over the ${m} comparison(s)): ` +
     "simultaneous intervals, at least as wide as Holm's strictest step needs." +
-    (analysis.comparisons.some((c) => c.tier === 1 && c.excludesZero)
+    (analysis.comparisons.some(isDagger)
       ? ' † marks a tier-1 row whose interval excludes 0: the test and the interval disagree, so it is not tied with the best.'
-      : '')
+      : '') +
+    ' MC error: the Monte Carlo standard error of the p-value (√(p(1 − p)/R) over R sign patterns; "exact" when all 2^n were enumerated) and of each interval end; ' +
+    `a verdict within 3 Monte Carlo errors of its threshold is resampled further, up to ${analysis.maxResamples} resamples (statistics.maxResamples).`
   );
+}
+
+/** A tier-1 row whose difference interval (settled) excludes 0: marked † wherever tier 1 is listed. */
+export function isDagger(c: Analysis['comparisons'][number]): boolean {
+  return c.tierDecided && c.tier === 1 && c.intervalDecided && c.excludesZero;
+}
+
+/** The MC error cell of a comparison: `exact` or `±p` for the p-value, then `±low, ±high` for the interval ends. */
+export function fmtMcError(c: Analysis['comparisons'][number]): string {
+  const e = (x: number): string => (x === 0 ? '0' : x < 0.0001 ? '<0.0001' : x.toFixed(4));
+  return `${c.exact ? 'p exact' : `p ±${e(c.pMcError)} (R ${c.permutations})`}; ends ±${e(c.lowMcError)}, ±${e(c.highMcError)} (R ${c.intervalResamples})`;
 }
 
 /** `95%`, `97.5%`, `99.17%`: a confidence level as a percentage with at most two decimals. */
@@ -183,23 +214,34 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       fmtCI(m?.low, m?.high),
       ...(jm ? [judgedCell(r.means[jm])] : []),
       c ? fmtSigned(c.diff) : 'best',
-      c ? `${fmtSignedCI(c.low, c.high)}${c.tier === 1 && c.excludesZero ? ' †' : ''}` : '',
+      c ? `${fmtSignedCI(c.low, c.high)}${isDagger(c) ? ' †' : ''}` : '',
       c ? fmtP(c.pValue) : '',
       c ? fmtP(c.pHolm) : '',
-      fmtTime(r.meanQueryMs),
+      c ? fmtMcError(c) : '',
+      fmtQueryMs(r),
     ];
   };
-  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', ...(jm ? [jm] : []), 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'ms/query'];
+  const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', ...(jm ? [jm] : []), 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'MC error', 'ms/query'];
   if (analysis.best) {
     out.push(`## Tier 1: not significantly worse than the best on ${pm}`, '');
     out.push(...mdTable(compHeader, analysis.tier1.map(compRow)), '');
     if (analysis.comparisons.length > 0) out.push(intervalNote(analysis), '');
-    const tier2 = analysis.comparisons.filter((c) => c.tier === 2);
+    const tier2 = analysis.comparisons.filter((c) => c.tierDecided && c.tier === 2);
     if (tier2.length > 0) {
       out.push(`## Tier 2: significantly worse than the best (Holm-adjusted p < ${analysis.alpha})`, '');
       out.push(...mdTable(compHeader, tier2.map((c) => compRow(c.id))), '');
     }
+    if (analysis.undecided.length > 0) {
+      out.push(`## Undecided at ${analysis.maxResamples} resamples`, '');
+      out.push(
+        "Their Holm decision stays within 3 Monte Carlo errors of the threshold after the bound on resampling (statistics.maxResamples), so they are in neither tier. Raise the bound or label more questions.",
+        '',
+      );
+      out.push(...mdTable(compHeader, analysis.undecided.map(compRow)), '');
+    }
   }
+
+  out.push(...verdictSections(analysis));
 
   // Full matrix.
   out.push(
@@ -223,7 +265,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       ...ROW_FAMILIES.map((f) => fmt3(r.means[`${f}@${r.config.k}`])),
       fmtCI(iv?.low, iv?.high),
       fmtTime(r.buildSeconds),
-      fmtTime(r.meanQueryMs),
+      fmtQueryMs(r),
     ];
   });
   out.push(...mdTable(mHeader, mRows), '');
@@ -277,7 +319,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
           code(s.best.id),
           fmt3(s.best.value),
           String(s.tier1.length),
-          s.recommendedInTier1 ? 'yes' : '**no**',
+          s.recommendedInTier1 === null ? `undecided at ${s.resamples} resamples` : s.recommendedInTier1 ? 'yes' : '**no**',
         ]),
       ),
       '',
@@ -429,6 +471,25 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
   return out.join('\n');
 }
 
+/** report.md's selection (winner's curse) and choosing-k sections; empty when neither applies. */
+function verdictSections(analysis: Analysis): string[] {
+  const out: string[] = [];
+  const style = { id: (s: string) => code(s), text: escapeMd };
+  const sel = selectionParagraph(analysis, style);
+  if (sel.length > 0) out.push("## Selection: the winner's curse", '', ...sel, '');
+  const curves = kCurveRows(analysis, style);
+  if (curves.length > 0) {
+    out.push('## Choosing k', '');
+    out.push(
+      `Recall and hit rate of the recommended configuration and each tier-1 one at every swept k. The recall difference with the largest k is a ` +
+        `paired sign-flip test, Holm over the smaller ks, α = ${analysis.alpha}; "tied" means not significantly less.`,
+      '',
+    );
+    for (const c of curves) out.push(c.sentence, '', ...mdTable(c.header, c.rows), '');
+  }
+  return out;
+}
+
 /**
  * One line per segment where the recommended configuration is not in the segment's tier 1, or is not the segment's
  * best: which configuration is best there and by how much (the paraphrase questions: BM25 0.459, hybrid use-lite 0.629).
@@ -440,10 +501,17 @@ export function segmentNotes(analysis: Analysis): string[] {
   for (const s of seg.segments) {
     if (s.best.id === seg.configId) continue;
     const what = `${s.kind} ${s.name} (${s.questions} question(s))`;
+    // Equal means are a tie, never "highest" (the segment's best is then only the earlier grid row).
+    if (s.best.value === s.value) {
+      out.push(`${what}: ${s.best.id} and ${seg.configId} tie at ${fmt3(s.value)}.`);
+      continue;
+    }
     out.push(
-      s.recommendedInTier1
-        ? `${what}: ${s.best.id} scores highest (${fmt3(s.best.value)} vs ${fmt3(s.value)} for ${seg.configId}), but the recommended configuration is in this segment's tier 1.`
-        : `${what}: ${s.best.id} scores ${fmt3(s.best.value)} against ${fmt3(s.value)} for ${seg.configId}, which is significantly worse here; ` +
+      s.recommendedInTier1 === null
+        ? `${what}: ${s.best.id} scores highest (${fmt3(s.best.value)} vs ${fmt3(s.value)} for ${seg.configId}); whether the recommended configuration is in this segment's tier 1 is undecided at ${s.resamples} resamples.`
+        : s.recommendedInTier1
+          ? `${what}: ${s.best.id} scores highest (${fmt3(s.best.value)} vs ${fmt3(s.value)} for ${seg.configId}), but the recommended configuration is in this segment's tier 1.`
+          : `${what}: ${s.best.id} scores ${fmt3(s.best.value)} against ${fmt3(s.value)} for ${seg.configId}, which is significantly worse here; ` +
             `this segment's tier 1 has ${s.tier1.length} configuration(s).`,
     );
   }
@@ -459,6 +527,11 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
       `${analysis.questions <= 16 ? 'exact, all 2^n sign patterns' : `${analysis.permutationResamples} random sign patterns, seed ${analysis.seed + 1}, p = (count + 1)/(resamples + 1)`}), ` +
       `Holm-corrected over the ${analysis.comparisons.length} comparison(s) (Holm 1979); tier 1 when the adjusted p ≥ ${analysis.alpha}; ` +
       `difference intervals at ${fmtLevel(analysis.comparisonLevel)} (Bonferroni, 1 − α/m).`,
+    `Monte Carlo verdicts (tiers, †, segments' tier 1, "beats both parents") are settled before they are stated: a p-value or an interval's tail share whose ` +
+      `Wilson interval (z = 3) still holds its threshold is resampled further from the same seeded stream, doubling, up to ${analysis.maxResamples} resamples ` +
+      `(statistics.maxResamples; sequential Monte Carlo after Gandy 2009); one still unsettled is reported as "undecided at N resamples"` +
+      (analysis.undecided.length > 0 ? ` (${analysis.undecided.length} here)` : ' (none here)') +
+      '. MC error columns give √(p(1 − p)/R) for each p-value and the order-statistic error of each interval end.',
     `Enough evidence to choose needs at least ${analysis.minQuestions} judged questions (statistics.minQuestions) and a minimum detectable difference of at most a tenth of the metric's range: ` +
       (analysis.evidence.enough ? 'met.' : `not met (${analysis.evidence.reason}).`),
     result.level === 'evidence'
@@ -511,6 +584,13 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
         if (typeof pick(k) === 'string') bits.push(`${name} ${JSON.stringify(pick(k))}`);
       if (typeof o.truncated === 'number' && o.truncated > 0) bits.push(`${o.truncated} texts truncated to the model's input limit`);
       // Inference time and, for a server model, the tokens and requests it cost (from the responses' usage).
+      if (o.embed_seconds_by_chunking && typeof o.embed_seconds_by_chunking === 'object')
+        bits.push(
+          `document embedding time shared out per chunking by chunk texts (each chunking's rows carry its share in build s): ` +
+            Object.entries(o.embed_seconds_by_chunking as Record<string, number>)
+              .map(([ck, sec]) => `${ck} ${Number(sec).toFixed(1)} s`)
+              .join(', '),
+        );
       if (typeof o.embed_seconds === 'number')
         bits.push(
           `inference ${o.embed_seconds.toFixed(1)} s for ${typeof o.cache_misses === 'number' ? o.cache_misses : '?'} texts embedded (${typeof o.cache_hits === 'number' ? o.cache_hits : '?'} from the cache)`,

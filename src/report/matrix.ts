@@ -177,7 +177,9 @@ export function renderMatrixCsv(result: SweepResult, analysis: Analysis): string
 }
 
 /**
- * `matrix.json`: `{"primary_metric", "rows": [...]}` with the CSV columns as keys plus `metrics` and `ci`. Each key has
+ * `matrix.json`: `{"primary_metric", "rows": [...], "selection", "choose_k"}`: the rows with the CSV columns as keys
+ * plus `metrics` and `ci`; `selection` is {@link selectionJson} (null without a recommendation); `choose_k` the k
+ * curves of the recommended and tier-1 rows (`Analysis.kCurves`, as analysed). Each key has
  * one JSON type (docs/report.md lists them): `chunking` is the chunk size in tokens or `null` for whole documents (the
  * CSV's `none`), and `chunking_key` (after it) is the id part, `none` or `cs<size>-ov<overlap>`, always a string.
  *
@@ -218,5 +220,26 @@ export function renderMatrixJson(result: SweepResult, analysis: Analysis): strin
       overtaking: u.bounds ? u.bounds.overtaking : [],
     };
   top.rows = rows;
+  top.selection = selectionJson(analysis);
+  top.choose_k = analysis.kCurves;
   return `${JSON.stringify(top, null, 2)}\n`;
+}
+
+/**
+ * The winner's-curse estimate for JSON consumers (matrix.json, `run --json`): `{ metric, folds, stratified,
+ * in_sample: {id, mean}, estimate: {mean, low, high}, optimism, choices: [{id, folds}], per_fold: [...] }`, or null.
+ */
+export function selectionJson(analysis: Analysis): Record<string, unknown> | null {
+  const s = analysis.selection;
+  if (!s) return null;
+  return {
+    metric: analysis.primaryMetric,
+    folds: s.folds,
+    stratified: s.stratified,
+    in_sample: s.inSample,
+    estimate: s.estimate,
+    optimism: s.optimism,
+    choices: s.choices,
+    per_fold: s.perFold,
+  };
 }

@@ -4,8 +4,9 @@
 
 import type { SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
-import { fmt3, fmtCI, fmtP, fmtSigned, fmtTime, textTable } from './format.js';
-import { recommendationText } from './markdown.js';
+import { fmt3, fmtCI, fmtP, fmtSigned, textTable } from './format.js';
+import { isDagger, recommendationText } from './markdown.js';
+import { fmtQueryMs } from './timing.js';
 
 /** Most tier-1 rows listed before "… and N more". */
 export const TERMINAL_MAX_ROWS = 15;
@@ -24,7 +25,8 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
   );
   const candidates = analysis.rows.filter((r) => r.candidate).length;
   lines.push(
-    `Primary metric ${pm} (declared before the run). Tier 1 at k = ${analysis.primaryK ?? '—'}: ${analysis.tier1.length} of ${candidates} configurations.`,
+    `Primary metric ${pm} (declared before the run). Tier 1 at k = ${analysis.primaryK ?? '—'}: ${analysis.tier1.length} of ${candidates} configurations` +
+      `${analysis.undecided.length > 0 ? ` (${analysis.undecided.length} undecided at ${analysis.maxResamples} resamples)` : ''}.`,
   );
   if (analysis.best) {
     lines.push('');
@@ -38,7 +40,16 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
       const c = comp.get(id);
       const j = jm ? result.configs[i].means[jm] : undefined;
       const judged = jm ? [typeof j === 'number' ? `${fmt3(j)}${j < analysis.unjudged!.warnBelow ? ' !' : ''}` : '—'] : [];
-      table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), ...judged, c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
+      // † as in report.md: a tier-1 row whose difference interval excludes 0 (the recommendation names it).
+      table.push([
+        id,
+        fmt3(m.mean),
+        fmtCI(m.low, m.high),
+        ...judged,
+        c ? `${fmtSigned(c.diff)}${isDagger(c) ? ' †' : ''}` : 'best',
+        c ? fmtP(c.pHolm) : '',
+        fmtQueryMs(result.configs[i]),
+      ]);
     }
     lines.push(...textTable(table).map((l) => `  ${l}`));
     if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);

@@ -47,6 +47,7 @@ import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
 import { collectLists } from './retrieve.js';
+import { shareByCounts } from './share.js';
 import { preflightModels, scorableQuestions } from './plan.js';
 import { createHash } from 'node:crypto';
 import type { Reranker, RerankSpec } from '../rerank/types.js';
@@ -929,7 +930,8 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
   }
 
   const modelKey = { model: spec.model, documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') };
-  type Embedded = { matrices: Map<string, VectorMatrix>; queries: Map<string, Float32Array>; docSeconds: number; probeMs: number };
+  // docSeconds: each chunking's share of the model's document embedding time, by chunk texts (run/share.ts).
+  type Embedded = { matrices: Map<string, VectorMatrix>; queries: Map<string, Float32Array>; docSeconds: Map<string, number>; probeMs: number };
   let embedded: Promise<Embedded> | undefined;
   const ensureEmbedded = (): Promise<Embedded> =>
     (embedded ??= (async () => {
@@ -984,7 +986,11 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
       info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
       const queryMap = new Map<string, Float32Array>();
       queryTexts.forEach((text, i) => queryMap.set(text, queries.vectors[i]));
-      return { matrices, queries: queryMap, docSeconds: docs.stats.embedSeconds, probeMs };
+      // The model's document embedding ran once for every chunking: each chunking's rows carry its share, by texts.
+      const shares = shareByCounts(docs.stats.embedSeconds, live.map((ck) => stages.get(ck)!.chunks.length));
+      const docSeconds = new Map(live.map((ck, g) => [ck, shares[g]]));
+      info.embed_seconds_by_chunking = Object.fromEntries(docSeconds);
+      return { matrices, queries: queryMap, docSeconds, probeMs };
     })());
 
   // Semantic units per chunking: memory (exact, in-memory) and each LanceDB engine of the grid. The memory unit is
@@ -1020,7 +1026,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
               embed: async (texts) => texts.map((text) => e.queries.get(text)!),
               embedMatrix: async () => e.matrices.get(ck)!,
             })(m.ctxOf(st, {}));
-            const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
+            const buildSeconds = (performance.now() - t1) / 1000 + (e.docSeconds.get(ck) ?? 0);
             try {
               const { lists, queryMs } = await collectLists(`semantic ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
                 resolveId: m.resolverOf(st),
@@ -1052,7 +1058,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
               modelKey: provider.cacheKey('document'),
               index: engine.index,
             })(m.ctxOf(st, {}));
-            const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
+            const buildSeconds = (performance.now() - t1) / 1000 + (e.docSeconds.get(ck) ?? 0);
             try {
               const { lists, queryMs } = await collectLists(`${name} ${spec.label}`, retriever, m.questionsIn, m.baseDepth, {
                 resolveId: m.resolverOf(st),

@@ -149,6 +149,40 @@ describe.skipIf(!existsSync(CHROMIUM))('report.html in headless Chromium (skippe
     expect(second.map(Number)).toEqual([...second.map(Number)].sort((a, b) => a - b));
   });
 
+  it('at 1400 px the page never scrolls sideways: a wide table scrolls inside its own box with the id column fixed', async () => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    try {
+      // Evaluated in the page (a string: the DOM types are not in this project's lib).
+      const m = (await page.evaluate(`(() => {
+        const tables = Array.from(document.querySelectorAll('table'));
+        const t = document.getElementById('matrix-table');
+        return {
+          pageWidth: document.documentElement.scrollWidth,
+          tables: tables.length,
+          boxed: tables.filter((x) => x.getBoundingClientRect().right <= 1400 && getComputedStyle(x).overflowX === 'auto').length,
+          sticky: tables.filter((x) => x.rows[0] && getComputedStyle(x.rows[0].cells[0]).position === 'sticky').length,
+          matrixScrolls: t.scrollWidth > t.clientWidth,
+        };
+      })()`)) as { pageWidth: number; tables: number; boxed: number; sticky: number; matrixScrolls: boolean };
+      expect(m.pageWidth).toBeLessThanOrEqual(1400);
+      expect(m.boxed).toBe(m.tables);
+      expect(m.sticky).toBe(m.tables);
+      // The full matrix is wider than the page: it scrolls in its own box, its first (id) column stays in place.
+      expect(m.matrixScrolls).toBe(true);
+      const first = page.locator('#matrix-table tbody tr:first-child td:first-child');
+      const second = page.locator('#matrix-table tbody tr:first-child td:nth-child(2)');
+      const [f0, s0] = [await first.boundingBox(), await second.boundingBox()];
+      await page.evaluate(`document.getElementById('matrix-table').scrollLeft = 400`);
+      const [f1, s1] = [await first.boundingBox(), await second.boundingBox()];
+      // The id cell stays within a border's width of where it was; the next cell moved with the scroll.
+      expect(Math.abs(f1!.x - f0!.x)).toBeLessThan(2);
+      expect(s0!.x - s1!.x).toBeGreaterThan(100);
+      await page.evaluate(`document.getElementById('matrix-table').scrollLeft = 0`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it('a full-page screenshot is a non-trivial PNG', async () => {
     const shot = path.join(dir, 'report.png');
     await page.goto(fileUrl, { waitUntil: 'load' });
