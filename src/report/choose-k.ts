@@ -200,7 +200,7 @@ export function kCurves(
       const v = vs.get(below.i)!;
       sentence =
         `${base.config.id}: k = ${below.r.config.k} finds significantly less than k = ${maxK} (recall ${recallAt(below.r.config.k)} vs ${recallAt(maxK)}, ` +
-        `difference ${v.diff.toFixed(3)}, Holm-adjusted p ${fmtP(v.pHolm)}): keep k = ${maxK}, or sweep a larger k to see where recall levels off.`;
+        `difference ${v.diff.toFixed(3)}, Holm-adjusted p ${fmtP(v.pHolm)}): every smaller k misses relevant documents that k = ${maxK} finds, so passing fewer than ${maxK} results on costs recall whatever the primary metric's k; sweep a larger k to see where recall levels off.`;
     } else {
       const v = vs.get(smaller.find((s) => s.r.config.k === smallestTiedK)!.i)!;
       sentence =
