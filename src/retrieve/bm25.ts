@@ -488,10 +488,17 @@ function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
  * too small is doubled). wink is not
  * involved (its object graph is never built): equality with wink is the tests' business.
  *
- * `search(query, k)` analyses the query, adds each query term's contributions into the accumulator (query-term order,
- * as wink sums them), then keeps the best k of the touched chunks in a bounded heap ordered by the one rule (score
- * descending, then id descending in code point order) and returns them in that order: O(postings read + m log k) for
- * m matching chunks, plus O(query terms × chunks / 32,768) for the blocks ({@link SEARCH_BLOCK_DOCS}).
+ * `search(query, k)` analyses the query and, by default (`layout.topK` = `'maxscore'`), finds the exact top k with
+ * MaxScore dynamic pruning (Turtle & Flood 1995; per-window term bounds; see `CompactBm25.searchMaxScore` for the
+ * algorithm and why no chunk of the top k is pruned under floating-point rounding and ties): chunks that cannot
+ * reach the k-th score are never fully scored, and the long lists of common terms are mostly skipped. Its scratch:
+ * 20 bytes per window position plus 12 per window position and query term (about 0.2 MB for 16 terms), and the
+ * per-window term maxima (8 bytes per window of {@link MAXSCORE_WINDOW_DOCS} chunks and term searched so far).
+ * With `topK: 'exhaustive'` it adds each query term's contributions into the accumulator (query-term order, as
+ * wink sums them) and keeps the best k of the touched chunks in a bounded heap: O(postings read + m log k) for m
+ * matching chunks, plus O(query terms × chunks / 32,768) for the blocks ({@link SEARCH_BLOCK_DOCS}). Both return
+ * the same ids with the same scores (bit for bit) in the one rule's order (score descending, then id descending in
+ * code point order).
  *
  * Does not change its input. Throws `HarnessError('CONFIG_INVALID')` for k1 < 0 or b outside [0, 1] (or non-finite),
  * and a plain `Error` for duplicate chunk ids (a bug upstream) or more than 2^31 − 1 postings.
