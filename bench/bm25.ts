@@ -2,12 +2,14 @@
  * `npm run bench:bm25 -- [options]`: BM25 engines side by side, in the same run, on the same corpus and queries.
  *
  * Engines:
- *   ours        buildKeywordIndex (the compact typed-array index, built on this thread; MaxScore top-k search)
+ *   ours        buildKeywordIndex (the compact typed-array index, built on this thread; top-k search topK: 'auto':
+ *               MaxScore from MAXSCORE_MIN_CHUNKS chunks on, exhaustive below)
  *   ours-threads buildKeywordIndexParallel (the same index, the analysis on 2 worker threads: what the sweep builds)
  *   ours-exhaustive the same index with topK: 'exhaustive' (every posting scored: the search before MaxScore)
  *   xapian      Xapian 1.4 through Debian's python3-xapian (bench/bm25-xapian.py, spawned): an on-disk glass
  *               database of our analyser's terms (wdf = occurrences), BM25Weight(1.2, 0, 1, 0.75, 0), OP_OR queries
- *               of our query terms; skipped with a message when `import xapian` fails
+ *               of our query terms, XAPIAN_FLUSH_THRESHOLD 1,000,000 unless set; skipped with a message when
+ *               `import xapian` fails
  *   fts5        SQLite FTS5 (better-sqlite3's SQLite) over our analyser's terms joined by spaces (unicode61, diacritics
  *               kept), `MATCH '"t1" OR "t2" …' ORDER BY rank LIMIT depth` (FTS5's bm25(), k1 = 1.2, b = 0.75)
  *   adapter     buildWinkKeywordIndex (the previous implementation: wink + sort every match + rankByRule)
@@ -109,7 +111,8 @@ export interface Bm25BenchResult {
 type Searcher = ((query: string) => number) & {
   setBlockDocs?: (b: number) => void;
   identicalToExhaustive?: (queries: readonly string[]) => number;
-  setTopK?: (s: TopKStrategy) => void;
+  /** Sets the search strategy; returns the one it replaced. */
+  setTopK?: (s: TopKStrategy) => TopKStrategy;
 };
 
 /**
@@ -120,7 +123,11 @@ function oursSearcher(index: KeywordIndex, depth: number): Searcher {
   const s: Searcher = (q) => index.search(q, depth).length;
   const fields = index as unknown as { blockDocs: number; topK: TopKStrategy };
   s.setBlockDocs = (b) => (fields.blockDocs = b);
-  s.setTopK = (t) => (fields.topK = t);
+  s.setTopK = (t) => {
+    const was = fields.topK;
+    fields.topK = t;
+    return was;
+  };
   s.identicalToExhaustive = (queries) => {
     const was = fields.topK;
     let same = 0;
@@ -268,7 +275,8 @@ export async function measureBm25(
   const identical = search.identicalToExhaustive?.(queries);
   let interleaved: { maxscore: number; exhaustive: number } | undefined;
   if (search.setTopK && engine !== 'ours-exhaustive') {
-    const per: Record<TopKStrategy, number[]> = { maxscore: [], exhaustive: [] };
+    const per: Record<'maxscore' | 'exhaustive', number[]> = { maxscore: [], exhaustive: [] };
+    const was = search.setTopK('maxscore');
     for (let r = 0; r < repeat; r++) {
       for (const t of ['maxscore', 'exhaustive'] as const) {
         search.setTopK(t);
@@ -277,7 +285,7 @@ export async function measureBm25(
         per[t].push(queries.length / ((performance.now() - t0) / 1000));
       }
     }
-    search.setTopK('maxscore');
+    search.setTopK(was);
     const med = (xs: number[]): number => round(xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)], 1);
     interleaved = { maxscore: med(per.maxscore), exhaustive: med(per.exhaustive) };
   }
@@ -342,6 +350,8 @@ export function measureXapian(corpus: string, chunks: readonly Chunk[], queries:
     const r = spawnSync(py, [path.join(here, 'bm25-xapian.py'), docs, qfile, String(depth), String(repeat), path.join(dir, 'db')], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
+      // One flush at commit instead of one per 10,000 documents (Xapian's default), unless the caller says otherwise.
+      env: { ...process.env, XAPIAN_FLUSH_THRESHOLD: process.env.XAPIAN_FLUSH_THRESHOLD ?? '1000000' },
       maxBuffer: 1 << 20,
     });
     if (r.status !== 0) throw new Error(`bm25-xapian.py exited with ${String(r.status)}`);

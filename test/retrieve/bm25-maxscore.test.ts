@@ -1,5 +1,5 @@
 /**
- * The pruned search (MaxScore, the compact index's default `topK: 'maxscore'`) against the exhaustive search it
+ * The pruned search (MaxScore, `topK: 'maxscore'`; the default `'auto'` uses it from MAXSCORE_MIN_CHUNKS chunks on) against the exhaustive search it
  * replaces (`topK: 'exhaustive'`, every posting scored: the reference that bm25-parity.test.ts proves equal to wink):
  * identical id lists and bit-equal scores (Object.is) on every query of SciFact and TREC-DL 2019 5k at depths 1, 10
  * and 100, and on random corpora built for ties (tiny vocabulary, repeated texts, repeated query terms, ids whose
@@ -12,12 +12,14 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBeir } from '../../src/load/beir.js';
-import { buildCompactBm25Index, buildKeywordIndex, type KeywordIndex } from '../../src/retrieve/bm25.js';
+import { buildCompactBm25Index, buildKeywordIndex, MAXSCORE_MIN_CHUNKS, type KeywordIndex } from '../../src/retrieve/bm25.js';
 import { compareCodePoints } from '../../src/retrieve/rank.js';
 import { keywordTokens } from '../../src/retrieve/tokenize.js';
 import type { Chunk, Hit } from '../../src/types.js';
 import { sharedDatasets } from '../helpers/datasets.js';
 
+/** MaxScore whatever the index's size (the default, 'auto', uses it only from MAXSCORE_MIN_CHUNKS chunks on). */
+const MAXSCORE = { topK: 'maxscore' } as const;
 const chunk = (id: string, text: string): Chunk => ({ id, docId: id, ordinal: 0, text, start: 0, end: text.length, tokens: 0 });
 /** wink's rounding of one term contribution (9 decimals). */
 const r9 = (x: number): number => Number(x.toFixed(9));
@@ -38,17 +40,17 @@ describe('MaxScore keeps ties at the k-th score (score descending, then id desce
   const chunks = [chunk('a', 'seal valve'), chunk('c', 'seal valve'), chunk('m', 'pump'), chunk('n', 'kit'), chunk('o', 'grease')];
   const w = r9(Math.log(1 + 3.5 / 2.5));
   it('k = 1: "c" (position 1, tied with "a" found first, greater id) replaces "a"', () => {
-    const index = buildCompactBm25Index(chunks, { b: 0 });
+    const index = buildCompactBm25Index(chunks, { b: 0 }, MAXSCORE);
     const hits = index.search('seal valve', 1);
     expect(hits.map((h) => h.id)).toEqual(['c']);
     expect(hits[0].score).toBeCloseTo(w + w, 10);
   });
   it('k = 1 with the greater id first: "c" stays, "a" (tied, smaller id) is not taken', () => {
-    const index = buildCompactBm25Index([chunks[1], chunks[0], ...chunks.slice(2)], { b: 0 });
+    const index = buildCompactBm25Index([chunks[1], chunks[0], ...chunks.slice(2)], { b: 0 }, MAXSCORE);
     expect(index.search('seal valve', 1).map((h) => h.id)).toEqual(['c']);
   });
   it('k = 2: both, "c" before "a"', () => {
-    const index = buildCompactBm25Index(chunks, { b: 0 });
+    const index = buildCompactBm25Index(chunks, { b: 0 }, MAXSCORE);
     expect(index.search('seal valve', 2)).toEqual([
       { id: 'c', score: w + w },
       { id: 'a', score: w + w },
@@ -65,15 +67,26 @@ describe('MaxScore counts a repeated query term in its bounds as often as in the
     const chunks = [chunk('x', 'valve'), chunk('y', 'seal valve'), chunk('s1', 'seal'), chunk('s2', 'seal'), chunk('p', 'pump'), chunk('q', 'kit')];
     const alpha = r9(Math.log(2));
     const beta = r9(Math.log(1 + 4.5 / 2.5));
-    const hits = buildCompactBm25Index(chunks, { b: 0 }).search('seal valve valve', 1);
+    const hits = buildCompactBm25Index(chunks, { b: 0 }, MAXSCORE).search('seal valve valve', 1);
     expect(hits.map((h) => h.id)).toEqual(['y']);
     expect(hits[0].score).toBeCloseTo(alpha + beta + beta, 10);
   });
 });
 
+describe("topK 'auto' (the default: MaxScore from MAXSCORE_MIN_CHUNKS chunks on, exhaustive below)", () => {
+  it('gives the exhaustive lists just below and at the threshold (chunk i holds "seal" i mod 7 + 1 times)', () => {
+    for (const n of [MAXSCORE_MIN_CHUNKS - 1, MAXSCORE_MIN_CHUNKS]) {
+      const chunks = Array.from({ length: n }, (_, i) => chunk(`c${i}`, `${'seal '.repeat((i % 7) + 1)}kit${i % 3}`));
+      const want = buildCompactBm25Index(chunks, {}, { topK: 'exhaustive' }).search('seal kit1', 10);
+      expect(difference(buildKeywordIndex(chunks).search('seal kit1', 10), want)).toBe('');
+      expect(want).toHaveLength(10);
+    }
+  });
+});
+
 /** The exhaustive reference and the pruned search on the same chunks (windows of `window` chunk positions). */
 function both(chunks: readonly Chunk[], p?: { k1: number; b: number }, window?: number): [KeywordIndex, KeywordIndex] {
-  return [buildCompactBm25Index(chunks, p, { topK: 'exhaustive' }), buildCompactBm25Index(chunks, p, { maxScoreWindowDocs: window })];
+  return [buildCompactBm25Index(chunks, p, { topK: 'exhaustive' }), buildCompactBm25Index(chunks, p, { ...MAXSCORE, maxScoreWindowDocs: window })];
 }
 /** MaxScore windows: 1, 2, 8 chunk positions (many windows, many skipped) and the default (one window here). */
 const windows = fc.constantFrom(1, 2, 8, undefined);
@@ -157,10 +170,10 @@ async function compareAll(root: string): Promise<{ queries: number; hits: number
   const chunks = docs.map((d) => chunk(`${d.id}#0`, d.text));
   const queries = allQueries(root);
   const exhaustive = buildCompactBm25Index(chunks, {}, { topK: 'exhaustive' });
-  // The pruned search with the default windows and with windows of 256 chunk positions (20 windows here).
+  // The pruned search (forced: these indexes are below MAXSCORE_MIN_CHUNKS) with the default windows and with windows of 256 chunk positions (20 windows here).
   const pruned: [string, KeywordIndex][] = [
-    ['buildKeywordIndex', buildKeywordIndex(chunks)],
-    ['windows of 256', buildCompactBm25Index(chunks, {}, { maxScoreWindowDocs: 256 })],
+    ['default windows', buildCompactBm25Index(chunks, {}, MAXSCORE)],
+    ['windows of 256', buildCompactBm25Index(chunks, {}, { ...MAXSCORE, maxScoreWindowDocs: 256 })],
   ];
   const mismatches: string[] = [];
   let hits = 0;
