@@ -2,8 +2,16 @@
  * `npm run bench:bm25 -- [options]`: BM25 engines side by side, in the same run, on the same corpus and queries.
  *
  * Engines:
- *   ours        buildKeywordIndex (the compact typed-array index, built on this thread)
+ *   ours        buildKeywordIndex (the compact typed-array index, built on this thread; top-k search topK: 'auto':
+ *               MaxScore from MAXSCORE_MIN_CHUNKS chunks on, exhaustive below)
  *   ours-threads buildKeywordIndexParallel (the same index, the analysis on 2 worker threads: what the sweep builds)
+ *   ours-exhaustive the same index with topK: 'exhaustive' (every posting scored: the search before MaxScore)
+ *   xapian      Xapian 1.4 through Debian's python3-xapian (bench/bm25-xapian.py, spawned): an on-disk glass
+ *               database of our analyser's terms (wdf = occurrences), BM25Weight(1.2, 0, 1, 0.75, 0), OP_OR queries
+ *               of our query terms, XAPIAN_FLUSH_THRESHOLD 1,000,000 unless set; skipped with a message when
+ *               `import xapian` fails
+ *   fts5        SQLite FTS5 (better-sqlite3's SQLite) over our analyser's terms joined by spaces (unicode61, diacritics
+ *               kept), `MATCH '"t1" OR "t2" …' ORDER BY rank LIMIT depth` (FTS5's bm25(), k1 = 1.2, b = 0.75)
  *   adapter     buildWinkKeywordIndex (the previous implementation: wink + sort every match + rankByRule)
  *   wink        wink-bm25-text-search's own search(q, depth) (same analyser, no re-ranking: wink's raw speed)
  *   minisearch  minisearch 7.2.0 with its default BM25 settings and tokenizer (a peer for speed only, not for equality)
@@ -26,20 +34,35 @@
  *   --search-blocks L   ours, ours-threads: also time the queries on the same index at these search block sizes
  *                       (chunk positions per block; 0 = one block, the unblocked term-at-a-time search), interleaved
  *
+ * xapian and fts5 index the same terms as ours (our analyser runs first, inside their build time), so all three search
+ * the same postings; their scores differ from ours (Xapian's and FTS5's idf), so only speed is compared. For ours,
+ * ours-threads and ours-exhaustive, `identical_to_exhaustive` counts the queries whose MaxScore list (ids and score
+ * bits) equals the exhaustive search's on the same index, and `queries_per_second_interleaved` times both searches on
+ * that index, interleaved.
+ *
  * Each (corpus, engine) runs in its own child process (`node --expose-gc`), so memory figures belong to one engine:
  * `index_mb` = (V8 heap used + ArrayBuffers) after the build and a full GC minus the same before the build (the corpus
  * itself excluded), `rss_before_mb` / `rss_mb` = resident set before / after the build, `peak_rss_mb` = the process's maximum resident set
  * (corpus included). Output: one JSON line per result on stdout, a table on stderr.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import MiniSearch from 'minisearch';
 import { loadBeir } from '../src/load/beir.js';
-import { buildKeywordIndex, buildKeywordIndexParallel, buildWinkKeywordIndex, SEARCH_BLOCK_DOCS, type KeywordIndex } from '../src/retrieve/bm25.js';
+import {
+  buildCompactBm25Index,
+  buildKeywordIndex,
+  buildKeywordIndexParallel,
+  buildWinkKeywordIndex,
+  SEARCH_BLOCK_DOCS,
+  type KeywordIndex,
+  type TopKStrategy,
+} from '../src/retrieve/bm25.js';
 import { keywordTokens } from '../src/retrieve/tokenize.js';
 import type { Chunk } from '../src/types.js';
 import { seededRandom } from '../src/score/stats.js';
@@ -49,7 +72,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
 
 /** The engines this bench knows. */
-export const BM25_BENCH_ENGINES = ['ours', 'ours-threads', 'adapter', 'wink', 'minisearch'] as const;
+export const BM25_BENCH_ENGINES = ['ours', 'ours-threads', 'ours-exhaustive', 'adapter', 'wink', 'minisearch', 'xapian', 'fts5'] as const;
 export type Bm25BenchEngine = (typeof BM25_BENCH_ENGINES)[number];
 
 /** One measurement. Times in seconds, memory in MB (2^20 bytes). */
@@ -72,19 +95,79 @@ export interface Bm25BenchResult {
   hits: number;
   /** With `--search-blocks`: queries/s of the same index at each search block size (chunk positions per block). */
   queries_per_second_by_block?: Record<string, number>;
+  /** ours*: queries whose MaxScore list equals the exhaustive search's (ids and score bits), of `queries`. */
+  identical_to_exhaustive?: number;
+  /**
+   * ours, ours-threads: queries/s of the same index with MaxScore and with the exhaustive search, timed interleaved
+   * (`repeat` rounds of one pass each, median), so their ratio is not the machine's drift between two processes.
+   */
+  queries_per_second_interleaved?: { maxscore: number; exhaustive: number };
 }
 
 /**
  * A searchable thing as the bench sees it: build once, then `search(query) -> number of hits`; ours also lets the
  * bench change the search's block size (chunk positions per block) on the built index.
  */
-type Searcher = ((query: string) => number) & { setBlockDocs?: (b: number) => void };
+type Searcher = ((query: string) => number) & {
+  setBlockDocs?: (b: number) => void;
+  identicalToExhaustive?: (queries: readonly string[]) => number;
+  /** Sets the search strategy; returns the one it replaced. */
+  setTopK?: (s: TopKStrategy) => TopKStrategy;
+};
 
-/** Our index with a block-size setter for `--search-blocks` (the field is private: a bench-only reach-in). */
+/**
+ * Our index with a block-size setter for `--search-blocks` and a MaxScore-vs-exhaustive check on the same index
+ * (private fields: a bench-only reach-in).
+ */
 function oursSearcher(index: KeywordIndex, depth: number): Searcher {
   const s: Searcher = (q) => index.search(q, depth).length;
-  s.setBlockDocs = (b) => ((index as unknown as { blockDocs: number }).blockDocs = b);
+  const fields = index as unknown as { blockDocs: number; topK: TopKStrategy };
+  s.setBlockDocs = (b) => (fields.blockDocs = b);
+  s.setTopK = (t) => {
+    const was = fields.topK;
+    fields.topK = t;
+    return was;
+  };
+  s.identicalToExhaustive = (queries) => {
+    const was = fields.topK;
+    let same = 0;
+    for (const q of queries) {
+      fields.topK = 'maxscore';
+      const a = index.search(q, depth);
+      fields.topK = 'exhaustive';
+      const b = index.search(q, depth);
+      if (a.length === b.length && a.every((h, i) => h.id === b[i].id && Object.is(h.score, b[i].score))) same++;
+    }
+    fields.topK = was;
+    return same;
+  };
   return s;
+}
+
+/** Our analyser's terms of `text`, space-separated (what xapian and fts5 index and search). */
+function terms(text: string): string {
+  return keywordTokens(text).join(' ');
+}
+
+/** SQLite FTS5 over our analyser's terms, in a temporary database file removed when the process exits. */
+function fts5Searcher(chunks: readonly Chunk[], depth: number): Searcher {
+  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-bm25-fts5-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const db = new Database(path.join(dir, 'fts5.db'));
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  db.exec("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')");
+  const insert = db.prepare('INSERT INTO t(rowid, body) VALUES (?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < chunks.length; i++) insert.run(i, terms(chunks[i].text));
+  })();
+  const select = db.prepare('SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT ?');
+  return (q) => {
+    const ts = keywordTokens(q);
+    if (ts.length === 0) return 0;
+    return select.all(ts.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR '), depth).length;
+  };
 }
 
 /** Builds `engine` over `chunks`; returns its search function. */
@@ -94,6 +177,12 @@ async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], de
       return oursSearcher(buildKeywordIndex(chunks), depth);
     case 'ours-threads':
       return oursSearcher(await buildKeywordIndexParallel(chunks), depth);
+    case 'ours-exhaustive':
+      return oursSearcher(buildCompactBm25Index(chunks, {}, { topK: 'exhaustive' }), depth);
+    case 'fts5':
+      return fts5Searcher(chunks, depth);
+    case 'xapian':
+      throw new Error('xapian runs in its own process (measureXapian)');
     case 'adapter': {
       const index = buildWinkKeywordIndex(chunks);
       return (q) => index.search(q, depth).length;
@@ -183,6 +272,23 @@ export async function measureBm25(
     byBlock = {};
     for (const [b, xs] of per) byBlock[String(b)] = round(xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)], 1);
   }
+  const identical = search.identicalToExhaustive?.(queries);
+  let interleaved: { maxscore: number; exhaustive: number } | undefined;
+  if (search.setTopK && engine !== 'ours-exhaustive') {
+    const per: Record<'maxscore' | 'exhaustive', number[]> = { maxscore: [], exhaustive: [] };
+    const was = search.setTopK('maxscore');
+    for (let r = 0; r < repeat; r++) {
+      for (const t of ['maxscore', 'exhaustive'] as const) {
+        search.setTopK(t);
+        const t0 = performance.now();
+        for (const q of queries) search(q);
+        per[t].push(queries.length / ((performance.now() - t0) / 1000));
+      }
+    }
+    search.setTopK(was);
+    const med = (xs: number[]): number => round(xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)], 1);
+    interleaved = { maxscore: med(per.maxscore), exhaustive: med(per.exhaustive) };
+  }
   return {
     corpus,
     engine,
@@ -197,7 +303,76 @@ export async function measureBm25(
     queries_per_second: round(rates[Math.floor(rates.length / 2)], 1),
     hits,
     ...(byBlock ? { queries_per_second_by_block: byBlock } : {}),
+    ...(identical !== undefined ? { identical_to_exhaustive: identical } : {}),
+    ...(interleaved ? { queries_per_second_interleaved: interleaved } : {}),
   };
+}
+
+/** The Python that can `import xapian` (Debian's python3-xapian installs into /usr/bin/python3's path), or undefined. */
+function xapianPython(): string | undefined {
+  for (const py of ['/usr/bin/python3', 'python3']) {
+    const r = spawnSync(py, ['-c', 'import xapian'], { stdio: 'ignore' });
+    if (r.status === 0) return py;
+  }
+  return undefined;
+}
+
+/**
+ * Xapian on one corpus (bench/bm25-xapian.py in a Python child): our analyser's terms are written to temporary
+ * files (that time counts as build time, as the analysis is part of ours), then Python builds and searches.
+ * Returns undefined when no Python can import xapian.
+ */
+export function measureXapian(corpus: string, chunks: readonly Chunk[], queries: readonly string[], opts: { depth?: number; repeat?: number } = {}): Bm25BenchResult | undefined {
+  const depth = opts.depth ?? 100;
+  const repeat = opts.repeat ?? 3;
+  const py = xapianPython();
+  if (py === undefined) return undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-bm25-xapian-'));
+  try {
+    const rssBefore = process.memoryUsage().rss / MB;
+    const t0 = performance.now();
+    const docs = path.join(dir, 'docs.txt');
+    const fd = openSync(docs, 'w');
+    let buf: string[] = [];
+    for (const c of chunks) {
+      buf.push(terms(c.text));
+      if (buf.length === 4096) {
+        writeSync(fd, `${buf.join('\n')}\n`);
+        buf = [];
+      }
+    }
+    if (buf.length > 0) writeSync(fd, `${buf.join('\n')}\n`);
+    closeSync(fd);
+    const analyseSeconds = (performance.now() - t0) / 1000;
+    const qfile = path.join(dir, 'queries.txt');
+    writeFileSync(qfile, queries.map((q) => `${terms(q)}\n`).join(''));
+    mkdirSync(path.join(dir, 'db'));
+    const r = spawnSync(py, [path.join(here, 'bm25-xapian.py'), docs, qfile, String(depth), String(repeat), path.join(dir, 'db')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      // One flush at commit instead of one per 10,000 documents (Xapian's default), unless the caller says otherwise.
+      env: { ...process.env, XAPIAN_FLUSH_THRESHOLD: process.env.XAPIAN_FLUSH_THRESHOLD ?? '1000000' },
+      maxBuffer: 1 << 20,
+    });
+    if (r.status !== 0) throw new Error(`bm25-xapian.py exited with ${String(r.status)}`);
+    const x = JSON.parse(r.stdout.trim()) as { build_seconds: number; queries_per_second: number; hits: number; index_bytes: number; peak_rss_kb: number };
+    return {
+      corpus,
+      engine: 'xapian',
+      chunks: chunks.length,
+      queries: queries.length,
+      depth,
+      build_seconds: round(analyseSeconds + x.build_seconds, 3),
+      index_mb: round(x.index_bytes / MB, 1),
+      rss_before_mb: round(rssBefore, 1),
+      rss_mb: round(x.peak_rss_kb / 1024, 1),
+      peak_rss_mb: round(x.peak_rss_kb / 1024, 1),
+      queries_per_second: round(x.queries_per_second, 1),
+      hits: x.hits,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const round = (x: number, d: number): number => Number(x.toFixed(d));
@@ -263,12 +438,17 @@ async function child(p: ChildParams): Promise<void> {
     queries = [...sci.queries, ...trec.queries];
   }
   if (p.queries !== undefined) queries = queries.slice(0, p.queries);
+  if (p.engine === 'xapian') {
+    const x = measureXapian(p.corpus, chunks, queries, { depth: p.depth, repeat: p.repeat });
+    process.stdout.write(`${JSON.stringify(x ?? { skipped: 'xapian: no python3 can `import xapian` (apt-get install -y python3-xapian)' })}\n`);
+    return;
+  }
   const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)) });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-/** Runs one (corpus, engine) in a child process and returns its result. */
-function runChild(p: ChildParams): Promise<Bm25BenchResult> {
+/** Runs one (corpus, engine) in a child process and returns its result (or why it was skipped). */
+function runChild(p: ChildParams): Promise<Bm25BenchResult | { skipped: string }> {
   return new Promise((resolve, reject) => {
     const args = [...process.execArgv, '--expose-gc', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', JSON.stringify(p)];
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: repoRoot });
@@ -277,7 +457,7 @@ function runChild(p: ChildParams): Promise<Bm25BenchResult> {
     proc.on('error', reject);
     proc.on('exit', (code) => {
       if (code !== 0) reject(new Error(`bench:bm25 child ${p.corpus}/${p.engine} exited with code ${String(code)}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as Bm25BenchResult);
+      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as Bm25BenchResult | { skipped: string });
     });
   });
 }
@@ -308,10 +488,18 @@ async function main(): Promise<void> {
     if (corpus.startsWith('syn') && !(Number(c) > 0)) throw new Error(`--corpora: ${c} is neither scifact, dir:<path> nor a chunk count`);
     const list =
       engines ??
-      (corpus.startsWith('dir:') ? ['ours', 'ours-threads', 'wink', 'minisearch'] : corpus !== 'scifact' && Number(c) > 300_000 ? ['ours', 'ours-threads', 'minisearch'] : [...BM25_BENCH_ENGINES]);
+      (corpus.startsWith('dir:')
+        ? ['ours', 'ours-threads', 'wink', 'minisearch', 'xapian', 'fts5']
+        : corpus !== 'scifact' && Number(c) > 300_000
+          ? ['ours', 'xapian', 'fts5']
+          : [...BM25_BENCH_ENGINES]);
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
       const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number) });
+      if ('skipped' in r) {
+        process.stderr.write(`bench:bm25 ${corpus} ${engine} skipped: ${r.skipped}\n`);
+        continue;
+      }
       results.push(r);
       process.stdout.write(`${JSON.stringify(r)}\n`);
     }
@@ -321,14 +509,14 @@ async function main(): Promise<void> {
 }
 
 function table(rs: Bm25BenchResult[]): string {
-  const lines = ['corpus        engine        chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs adapter'];
+  const lines = ['corpus        engine           chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs xapian  identical'];
   for (const r of rs) {
-    const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'adapter');
-    const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(1)}x` : '';
+    const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'xapian');
+    const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(2)}x` : '';
     lines.push(
-      [r.corpus.padEnd(13), r.engine.padEnd(12), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
+      [r.corpus.padEnd(13), r.engine.padEnd(15), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
         r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
-        r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(11)].join(' '),
+        r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(10), (r.identical_to_exhaustive === undefined ? '' : `${r.identical_to_exhaustive}/${r.queries}`).padStart(10)].join(' '),
     );
   }
   return `${lines.join('\n')}\n`;
