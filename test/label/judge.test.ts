@@ -69,7 +69,8 @@ async function server(o: Parameters<typeof startFakeServer>[0] = {}): Promise<Fa
   return s;
 }
 
-const fast = { backoffBaseMs: 1, backoffMaxMs: 5, timeoutMs: 400, concurrency: 2 };
+// timeoutMs well above a loaded machine's answer time (CI's 2 cores are busy), well below the slow fault's delay.
+const fast = { backoffBaseMs: 1, backoffMaxMs: 5, timeoutMs: 1500, concurrency: 2 };
 
 async function judgeOnce(s: FakeServer, dir: string, extra: Partial<ChatOptions> = {}) {
   const { header, pairs } = makePool(dir);
@@ -134,7 +135,7 @@ describe('judge through a chat server', () => {
         { kind: 'none' },
         { kind: 'status', status: 500 },
         { kind: 'none' },
-        { kind: 'slow', ms: 1500 },
+        { kind: 'slow', ms: 5000 },
         { kind: 'none' },
         { kind: 'reset' },
         { kind: 'none' },
