@@ -25,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { packageVersion } from '../embed/packages.js';
@@ -97,12 +98,53 @@ function ivfTableName(name: string, partitions: number, subVectors: number): str
   return `${name}-ivfpq-l2-p${partitions}-s${subVectors}`;
 }
 
+/**
+ * The environment settings that keep LanceDB 0.31.0's full-text index build out of its thread-pool deadlock
+ * (lancedb/lancedb#3568, fixed upstream by lance-format/lance#7423, not in 0.31.0; docs/lancedb.md "The FTS build hang").
+ *
+ * Lance runs CPU work on a pool of `LANCE_CPU_THREADS` blocking threads, by default
+ * max(1, cpus − `LANCE_IO_CORE_RESERVATION` (2)): one thread on a 1-3 CPU machine. Writing an FTS partition, a
+ * producer holds one pool thread while it blocks on a channel of capacity 1, and the consumer's column encoder needs
+ * a second pool thread to drain it; once the posting lists fill a second output batch (about 17,000 SciFact-like
+ * documents, 3,000 documents of 800 random words), with as many producers as pool threads the build waits forever at
+ * 0% CPU. Concurrent producers are at most the FTS workers (`LANCE_FTS_NUM_SHARDS`, lance's default
+ * ⌊(threads + reservation) / 2⌋, clamped to [1, threads]). So: threads = max(2, cpus − reservation) and
+ * shards = min(that default, threads − 1), which leaves one pool thread free for the consumer. Only unset variables
+ * are filled in (a user's own values win, even unsafe ones); on 5 or more CPUs only `LANCE_FTS_NUM_SHARDS` is
+ * written, with lance's own default value.
+ *
+ * @param env the environment as it is (read only).
+ * @param cpus the CPUs this process may use (`os.availableParallelism()`), integer ≥ 1.
+ * @returns the variables to set (names → decimal strings); empty when the user set both.
+ */
+export function lanceThreadEnv(env: Readonly<Record<string, string | undefined>>, cpus: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  const reservationRaw = Number(env.LANCE_IO_CORE_RESERVATION ?? '2');
+  const reservation = Number.isInteger(reservationRaw) && reservationRaw >= 0 ? reservationRaw : 2;
+  let threads = Number(env.LANCE_CPU_THREADS);
+  if (env.LANCE_CPU_THREADS === undefined) {
+    threads = Math.max(2, cpus - reservation);
+    out.LANCE_CPU_THREADS = String(threads);
+  }
+  if (env.LANCE_FTS_NUM_SHARDS === undefined && Number.isInteger(threads) && threads >= 2) {
+    const lanceDefault = Math.min(threads, Math.max(1, Math.floor((threads + reservation) / 2)));
+    out.LANCE_FTS_NUM_SHARDS = String(Math.min(lanceDefault, threads - 1));
+  }
+  return out;
+}
+
+/** The LanceDB thread settings in force once the module is loaded (for `describe()`). */
+let threadSettings: { cpuThreads: string | null; ftsShards: string | null } | undefined;
+
 const require = createRequire(import.meta.url);
 let modules: { lance: LanceModule; arrow: ArrowModule } | undefined;
 function loadModules(): { lance: LanceModule; arrow: ArrowModule } {
   if (modules === undefined) {
     // LanceDB's native logger prints WARN lines to stderr unless told otherwise; library code never prints.
     process.env.LANCEDB_LOG ??= 'error';
+    // Lance reads these once, on first use of its CPU pool: set them before anything of LanceDB runs (issue 26).
+    Object.assign(process.env, lanceThreadEnv(process.env, availableParallelism()));
+    threadSettings = { cpuThreads: process.env.LANCE_CPU_THREADS ?? null, ftsShards: process.env.LANCE_FTS_NUM_SHARDS ?? null };
     try {
       modules = { lance: require('@lancedb/lancedb') as LanceModule, arrow: require('apache-arrow') as ArrowModule };
     } catch (e) {
@@ -423,7 +465,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
     return {
       search: async (q, depth, signal) => (await searchBatch([q], depth, signal))[0],
       searchBatch,
-      describe: () => ({ ...description }),
+      describe: () => ({ ...description, threads: { ...threadSettings } }),
       close: () => {
         table?.close();
         db.close();
@@ -514,7 +556,16 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
     };
     return {
       search: (q, depth) => search(q, depth),
-      describe: () => ({ engine: 'lancedb-fts', lancedb: version, table: path.join(root, `${name}.lance`), rows: n, fts, reused: built.reused, buildSeconds: built.seconds }),
+      describe: () => ({
+        engine: 'lancedb-fts',
+        lancedb: version,
+        table: path.join(root, `${name}.lance`),
+        rows: n,
+        fts,
+        reused: built.reused,
+        buildSeconds: built.seconds,
+        threads: { ...threadSettings },
+      }),
       close: () => {
         table?.close();
         db.close();
