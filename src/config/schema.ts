@@ -318,6 +318,19 @@ export const configSchema = z
       .strict()
       .default({ seed: 42, resamples: 2000, alpha: 0.05, minQuestions: 30 })
       .describe('Confidence intervals and Holm tiers.'),
+    limits: z
+      .object({
+        stallSeconds: z
+          .number()
+          .gt(0, 'must be a number of seconds > 0')
+          .default(300)
+          .describe(
+            "A unit (an index build, a retriever's searches, a LanceDB table) that reports no progress for this many seconds fails its rows with an error naming the unit and what it waited for; the rest of the grid still runs.",
+          ),
+      })
+      .strict()
+      .default({ stallSeconds: 300 })
+      .describe('Limits that keep a sweep from waiting forever.'),
     cacheDir: z
       .string()
       .default('.cache/retrieval-sweep')
