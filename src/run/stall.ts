@@ -72,6 +72,19 @@ export function noteProgress(waitingFor?: string): void {
   if (waitingFor !== undefined) r.waitingFor = waitingFor;
 }
 
+/**
+ * A progress function bound to the unit this call is in (a no-op function outside a unit): for callbacks that may run
+ * outside the unit's asynchronous context, e.g. a worker thread's message handler.
+ */
+export function progressHandle(): (waitingFor?: string) => void {
+  const r = current.getStore();
+  if (r === undefined) return () => {};
+  return (waitingFor?: string) => {
+    r.last = Date.now();
+    if (waitingFor !== undefined) r.waitingFor = waitingFor;
+  };
+}
+
 /** Runs units under a stall limit (see the module comment). */
 export class StallWatchdog {
   private readonly stallMs: number;

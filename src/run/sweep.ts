@@ -54,7 +54,7 @@ import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
-import { StallWatchdog, noteProgress } from './stall.js';
+import { StallWatchdog, noteProgress, progressHandle } from './stall.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -379,7 +379,9 @@ export async function runSweep(
       keywordKeys.set(ck, parts);
       await unit(id, parts, baseDepth, async () => {
         const t0 = performance.now();
-        const retriever = await keywordRetriever({ k1: config.bm25.k1, b: config.bm25.b })(ctxOf(st, {}));
+        const beat = progressHandle();
+        beat('the BM25 index build');
+        const retriever = await keywordRetriever({ k1: config.bm25.k1, b: config.bm25.b }, { onProgress: () => beat() })(ctxOf(st, {}));
         const buildSeconds = (performance.now() - t0) / 1000;
         const { lists, queryMs } = await collectLists('keyword', retriever, questionsIn, baseDepth, {
           resolveId: resolverOf(st),
