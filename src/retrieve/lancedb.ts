@@ -67,6 +67,8 @@ export interface LancedbRetrieverOptions {
   index?: LancedbIndexSetting;
   /** Chunks embedded and written per Arrow record batch, integer ≥ 1. Default 4096. */
   writeBatchSize?: number;
+  /** Called after each written batch and while an index build keeps the process busy (see {@link reportWhileBusy}). */
+  onProgress?: () => void;
 }
 
 /** What the retriever's `describe()` returns (and the figures a bench reads). */
@@ -135,6 +137,38 @@ export function lanceThreadEnv(env: Readonly<Record<string, string | undefined>>
 
 /** The LanceDB thread settings in force once the module is loaded (for `describe()`). */
 let threadSettings: { cpuThreads: string | null; ftsShards: string | null } | undefined;
+
+/** While a native build is pending, how often (ms) this process's CPU time is read. */
+const BUSY_POLL_MS = 5000;
+/**
+ * Share of one core this process must have used in a poll interval for the build to count as working: 2%. The FTS
+ * deadlock (issue 26) used 0.5% while it waited (4.8 → 4.9 CPU-s in 20 s); a working build on a machine loaded 10× over
+ * its cores still got 5% or more.
+ */
+const BUSY_MIN_SHARE = 0.02;
+
+/**
+ * Awaits `p` (a LanceDB call without a progress API: createIndex), calling `onBusy()` after each {@link BUSY_POLL_MS}
+ * in which this process used at least {@link BUSY_MIN_SHARE} of one core, so a stall watchdog tells a long build from a
+ * deadlock. Process-wide CPU: other work of the same process also counts.
+ */
+async function reportWhileBusy<T>(p: Promise<T>, onBusy: (() => void) | undefined): Promise<T> {
+  if (onBusy === undefined) return p;
+  let cpu = process.cpuUsage();
+  let at = performance.now();
+  const timer = setInterval(() => {
+    const used = process.cpuUsage(cpu);
+    const now = performance.now();
+    if ((used.user + used.system) / 1000 >= BUSY_MIN_SHARE * (now - at)) onBusy();
+    cpu = process.cpuUsage();
+    at = now;
+  }, BUSY_POLL_MS);
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 const require = createRequire(import.meta.url);
 let modules: { lance: LanceModule; arrow: ArrowModule } | undefined;
@@ -357,6 +391,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         );
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
         else await table.add(batch);
+        options.onProgress?.();
       }
       const sidecar: Sidecar = { fingerprint, rows: n, dimensions: d, modelKey: options.modelKey, chunkingKey: ctx.chunkingKey, lancedb: version };
       writeJsonAtomic(sidecarFile, sidecar);
@@ -389,10 +424,13 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         const t0 = performance.now();
         if ((await db.tableNames()).includes(ivfName)) await db.dropTable(ivfName);
         const clone = await db.cloneTable(ivfName, path.join(root, `${name}.lance`), { isShallow: true });
-        await clone.createIndex('vector', {
-          config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
-          replace: true,
-        });
+        await reportWhileBusy(
+          clone.createIndex('vector', {
+            config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
+            replace: true,
+          }),
+          options.onProgress,
+        );
         writeJsonAtomic(ivfSidecar, { ...readJson<Sidecar>(sidecarFile), partitions, subVectors });
         return { table: clone, reused: false, seconds: (performance.now() - t0) / 1000 };
       });
@@ -507,11 +545,12 @@ function arrowTextBatch(arrow: ArrowModule, chunks: readonly Chunk[]): import('a
  * its scores and rankings differ from `keywordRetriever`'s. The chunks' texts are written once per (chunking, chunk
  * texts, tokenizer settings) into `<cacheDir>/lancedb/k-<hash>.lance` in batches of `writeBatchSize`, indexed without
  * positions (no phrase queries), and reused when the sidecar `<name>.json` matches and the index covers every row.
+ * `onProgress` is called after each written batch and while the index build keeps the process busy.
  * Hits: chunk ids with LanceDB's BM25 score (> 0), at most `depth`; a question with no indexed term gets `[]`.
  * @throws HarnessError('CONFIG_INVALID') for a bad `writeBatchSize`; HarnessError('RETRIEVER_FAILED') when LanceDB
  *   cannot be loaded; LanceDB's own errors pass through.
  */
-export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writeBatchSize?: number } = {}): RetrieverFactory {
+export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writeBatchSize?: number; onProgress?: () => void } = {}): RetrieverFactory {
   const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
   checkInt('writeBatchSize', writeBatch, 1);
   const fts = options.fts ?? {};
@@ -540,8 +579,9 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
         const batch = arrowTextBatch(arrow, ctx.chunks.slice(start, start + writeBatch));
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
         else await table.add(batch);
+        options.onProgress?.();
       }
-      await table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true });
+      await reportWhileBusy(table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true }), options.onProgress);
       writeJsonAtomic(sidecarFile, { fingerprint: key.fingerprint, rows: n, chunkingKey: ctx.chunkingKey, fts, lancedb: version });
       return { table, reused: false, seconds: (performance.now() - t0) / 1000 };
     });

@@ -408,8 +408,9 @@ export async function runSweep(
         rowDepth,
         async () => {
           const t0 = performance.now();
-          noteProgress('the LanceDB table write and full-text index build');
-          const retriever = await lancedbKeywordRetriever()(ctxOf(st, {}));
+          const beat = progressHandle();
+          beat('the LanceDB table write and full-text index build');
+          const retriever = await lancedbKeywordRetriever({ onProgress: () => beat() })(ctxOf(st, {}));
           try {
             const buildSeconds = (performance.now() - t0) / 1000;
             noteProgress('LanceDB full-text searches');
@@ -1063,13 +1064,15 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
             const rowOf = new Map<string, number>();
             st.chunks.forEach((c, i) => rowOf.set(c.text, i));
             const t1 = performance.now();
-            noteProgress('the LanceDB vector table write and index build');
+            const beat = progressHandle();
+            beat('the LanceDB vector table write and index build');
             // Document vectors come from the chunking's matrix (already normalised), queries from the query map.
             const retriever = await lancedbRetriever({
               embed: async (texts, role) =>
                 role === 'document' ? texts.map((text) => matrix.row(rowOf.get(text)!).subarray(0, matrix.d)) : texts.map((text) => e.queries.get(text)!),
               modelKey: provider.cacheKey('document'),
               index: engine.index,
+              onProgress: () => beat(),
             })(m.ctxOf(st, {}));
             const buildSeconds = (performance.now() - t1) / 1000 + e.docSeconds;
             try {
