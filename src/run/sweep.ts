@@ -402,30 +402,21 @@ export async function runSweep(
         continue;
       }
       const parts = { kind: 'keyword', engine: 'lancedb-fts', chunking: ck, lancedb: packageVersion('@lancedb/lancedb') };
-      const r = await unit(
-        id,
-        parts,
-        rowDepth,
-        async () => {
-          const t0 = performance.now();
-          const beat = progressHandle();
-          beat('the LanceDB table write and full-text index build');
-          const retriever = await lancedbKeywordRetriever({ onProgress: () => beat() })(ctxOf(st, {}));
-          try {
-            const buildSeconds = (performance.now() - t0) / 1000;
-            noteProgress('LanceDB full-text searches');
-            const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, {
-              resolveId: resolverOf(st),
-              signal,
-              onProgress: () => noteProgress('LanceDB full-text searches'),
-            });
-            return { lists, buildSeconds, queryMs, info: { describe: retriever.describe?.() ?? {} } };
-          } finally {
-            await retriever.close?.();
-          }
-        },
-        LANCE_STALL_REMEDY,
-      );
+      const r = await unit(id, parts, rowDepth, async () => {
+        const t0 = performance.now();
+        const beat = progressHandle();
+        beat('the LanceDB table write and full-text index build');
+        const retriever = await lancedbKeywordRetriever({ onProgress: () => beat() })(ctxOf(st, {}));
+        try {
+          const buildSeconds = (performance.now() - t0) / 1000;
+          beat('LanceDB full-text searches');
+          const onProgress = () => beat();
+          const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, { resolveId: resolverOf(st), signal, onProgress });
+          return { lists, buildSeconds, queryMs, info: { describe: retriever.describe?.() ?? {} } };
+        } finally {
+          await retriever.close?.();
+        }
+      }, LANCE_STALL_REMEDY);
       if ('error' in r) {
         r.error = `LanceDB full-text index on ${ck} failed: ${r.error}`;
         warn(r.error);
