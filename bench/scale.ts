@@ -15,9 +15,17 @@
  * answers about 1 query/s and minisearch less, so 300 would add an hour), through bench/bm25.ts: one child process
  * per engine, one warm-up pass and one timed pass. `--bm25 LIST` chooses the engines (default `ours,wink,minisearch`
  * up to 300k documents and none above, where the peers' builds alone take tens of minutes; `none` skips).
+ *
+ * `--engines LIST` (issue 26) instead times the keyword and semantic engines one by one, each in its own child sweep
+ * with a fresh cache (so a peak RSS belongs to one engine; the glove-100d binary table is shared): whole documents,
+ * k = 10, glove-100d, SciFact's 300 test questions. Engines: `bm25` and `lancedb-fts` (keyword rows), `memory` (exact
+ * in-memory), `lancedb` (exact through LanceDB) and `lancedb-ivfpq` (two rows on one IVF-PQ index: LanceDB's default
+ * parameters, and the same with refineFactor 10; ann_recall@10 against exact lists the sweep computes for it). Per row:
+ * build seconds (semantic: embedding + table/index build), queries/s (300 questions, semantic: query embedding
+ * included), peak RSS of the child, nDCG@10 and, for IVF-PQ, ann_recall@10. Writes DIR/engines.json.
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
@@ -137,6 +145,102 @@ async function child(dataset: string, cacheDir: string, modes: string[]): Promis
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
+const ENGINES = ['bm25', 'lancedb-fts', 'memory', 'lancedb', 'lancedb-ivfpq'] as const;
+type Engine = (typeof ENGINES)[number];
+
+/** One row of `--engines`: seconds, queries/s, MB. */
+interface EngineRow {
+  documents: number;
+  engine: Engine;
+  row: string;
+  build_seconds: number;
+  queries: number;
+  queries_per_second: number;
+  peak_rss_mb: number;
+  sweep_seconds: number;
+  'ndcg@10': number | null;
+  'ann_recall@10': number | null;
+  error?: string;
+}
+
+/** An `--engines` child: one sweep with one engine's rows; prints one JSON line of EngineRow (without documents). */
+async function engineChild(dataset: string, cacheDir: string, engine: Engine): Promise<void> {
+  if (!ENGINES.includes(engine)) throw new Error(`unknown engine ${engine}; one of ${ENGINES.join(', ')}`);
+  const { parseConfig } = await import('../src/config/schema.js');
+  const { runSweep } = await import('../src/run/sweep.js');
+  const keyword = engine === 'bm25' || engine === 'lancedb-fts';
+  const semantic =
+    engine === 'memory'
+      ? [{ engine: 'memory' }]
+      : engine === 'lancedb'
+        ? [{ engine: 'lancedb' }]
+        : [
+            { engine: 'lancedb', index: 'ivf_pq' },
+            { engine: 'lancedb', index: 'ivf_pq', refineFactor: 10 },
+          ];
+  const config = parseConfig({
+    name: `engines-${engine}`,
+    dataset: { path: dataset, split: 'test' },
+    chunking: { sizes: ['none'] },
+    topK: [10],
+    modes: [keyword ? 'keyword' : 'semantic'],
+    ...(keyword ? { keyword: [{ engine }] } : { embeddings: ['glove-100d'], semantic }),
+    primaryMetric: 'ndcg@10',
+    cacheDir,
+  });
+  const t0 = performance.now();
+  const { result } = await runSweep(config, {
+    resume: false,
+    onEvent: (e) => {
+      if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${((performance.now() - t0) / 1000).toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
+    },
+  });
+  const sweepSeconds = (performance.now() - t0) / 1000;
+  const peak = process.resourceUsage().maxRSS / 1024;
+  for (const c of result.configs)
+    process.stdout.write(
+      JSON.stringify({
+        engine,
+        row: c.config.id,
+        build_seconds: +c.buildSeconds.toFixed(2),
+        queries: c.questions,
+        queries_per_second: +(c.meanQueryMs > 0 ? 1000 / c.meanQueryMs : 0).toFixed(1),
+        peak_rss_mb: Math.round(peak),
+        sweep_seconds: +sweepSeconds.toFixed(1),
+        'ndcg@10': c.status === 'ok' ? +c.means['ndcg@10'].toFixed(4) : null,
+        'ann_recall@10': c.means['ann_recall@10'] !== undefined ? +c.means['ann_recall@10'].toFixed(3) : null,
+        ...(c.error ? { error: c.error } : {}),
+      }) + '\n',
+    );
+}
+
+/** Runs one `--engines` child per engine on corpus `folder` (fresh cache each, the glove table shared). */
+function runEngines(dir: string, folder: string, n: number, engines: Engine[], keep: boolean): EngineRow[] {
+  const rows: EngineRow[] = [];
+  const glove = path.join(dir, 'glove-shared');
+  for (const engine of engines) {
+    const cache = path.join(dir, `cache-${n}-${engine}`);
+    rmSync(cache, { recursive: true, force: true });
+    mkdirSync(cache, { recursive: true });
+    // The glove-100d binary table is a one-time conversion of the model file, not part of any engine's cost.
+    mkdirSync(path.join(glove, 'glove-100d'), { recursive: true });
+    symlinkSync(path.join(glove, 'glove-100d'), path.join(cache, 'glove-100d'));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--engine', engine], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    if (r.status !== 0) throw new Error(`the ${engine} sweep on ${n} documents failed (exit ${r.status})`);
+    for (const line of r.stdout.trim().split('\n')) {
+      const row = { documents: n, ...(JSON.parse(line) as Omit<EngineRow, 'documents'>) };
+      rows.push(row);
+      process.stderr.write(`${n} ${JSON.stringify(row)}\n`);
+    }
+    if (!keep) rmSync(cache, { recursive: true, force: true });
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   const program = new Command()
     .name('bench:scale')
@@ -147,10 +251,25 @@ async function main(): Promise<void> {
     .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
     .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
     .option('--modes <list>', 'modes of the grid (a subset, for diagnosis)', 'keyword,semantic,hybrid')
+    .option('--engines <list>', 'time these engines one child each instead (bm25,lancedb-fts,memory,lancedb,lancedb-ivfpq)')
+    .option('--engine <name>', '(internal) the engine of an --engines child')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder');
   program.parse();
-  const o = program.opts<{ out: string; sizes: string; keep?: boolean; corporaOnly?: boolean; modes: string; bm25?: string; bm25PeerQueries: string; child?: string; cache?: string }>();
+  const o = program.opts<{
+    out: string;
+    sizes: string;
+    keep?: boolean;
+    corporaOnly?: boolean;
+    modes: string;
+    bm25?: string;
+    bm25PeerQueries: string;
+    child?: string;
+    cache?: string;
+    engines?: string;
+    engine?: string;
+  }>();
+  if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine);
   if (o.child) return child(o.child, o.cache!, o.modes.split(','));
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
@@ -161,11 +280,17 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const sizes = o.sizes.split(',').map(Number);
   const results: SizeResult[] = [];
+  const engineRows: EngineRow[] = [];
   for (const n of sizes) {
     const t = performance.now();
     const folder = await buildCorpus(dir, n);
     process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
     if (o.corporaOnly) continue;
+    if (o.engines) {
+      engineRows.push(...runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep)));
+      writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: engineRows }, null, 2) + '\n');
+      continue;
+    }
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes], {
@@ -202,6 +327,10 @@ async function main(): Promise<void> {
     if (!o.keep) rmSync(cache, { recursive: true, force: true });
   }
   if (o.corporaOnly) return;
+  if (o.engines) {
+    process.stdout.write(JSON.stringify(engineRows, null, 2) + '\n');
+    return;
+  }
   const growth: Record<string, Record<string, number>> = {};
   for (let i = 1; i < results.length; i++) {
     const a = results[i - 1];

@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'RERANK_FAILED'
   | 'LLM_FAILED'
   | 'RETRIEVER_FAILED'
+  | 'UNIT_STALLED'
   | 'USAGE';
 
 /** Where in a file a problem is: a 1-based line, or a key path such as `chunking.overlap`. */

@@ -356,6 +356,19 @@ export const configSchema = z
       .strict()
       .default({ condensed: false, warnBelow: 0.5, maxSpread: 0.2 })
       .describe('Unjudged documents: condensed-list columns and the report’s judged@k warnings (docs/metrics.md).'),
+    limits: z
+      .object({
+        stallSeconds: z
+          .number()
+          .gt(0, 'must be a number of seconds > 0')
+          .default(300)
+          .describe(
+            "A unit (an index build, a retriever's searches, a LanceDB table) that reports no progress for this many seconds fails its rows with an error naming the unit and what it waited for; the rest of the grid still runs.",
+          ),
+      })
+      .strict()
+      .default({ stallSeconds: 300 })
+      .describe('Limits that keep a sweep from waiting forever.'),
     cacheDir: z
       .string()
       .min(1, 'must not be empty')

@@ -13,12 +13,16 @@ import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, Retri
 /**
  * BM25 over the chunks (src/retrieve/bm25.ts: our analyser, wink-bm25-text-search's formula, `k1`/`b`); hits are
  * chunk ids with BM25 scores > 0, at most `depth`. `describe()` gives the effective parameters. The index is built
- * with the analysis on worker threads for large chunkings (`buildKeywordIndexParallel`), stopping on `ctx.signal`.
+ * with the analysis on worker threads for large chunkings (`buildKeywordIndexParallel`), stopping on `ctx.signal`;
+ * `options.onProgress(doneChunks, totalChunks)` is called as analysed batches are merged (the sweep's stall watchdog).
  * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] (when the factory runs).
  */
-export function keywordRetriever(params: Partial<Bm25Params> = {}): RetrieverFactory {
+export function keywordRetriever(
+  params: Partial<Bm25Params> = {},
+  options: { onProgress?: (doneChunks: number, totalChunks: number) => void } = {},
+): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
-    const index = await buildKeywordIndexParallel(ctx.chunks, params, { signal: ctx.signal });
+    const index = await buildKeywordIndexParallel(ctx.chunks, params, { signal: ctx.signal, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     return {
       search: (q, depth) => index.search(q.text, depth),
       searchBatch: async (qs, depth) => index.searchBatch(qs.map((q) => q.text), depth),

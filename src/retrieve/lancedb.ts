@@ -25,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { packageVersion } from '../embed/packages.js';
@@ -66,6 +67,8 @@ export interface LancedbRetrieverOptions {
   index?: LancedbIndexSetting;
   /** Chunks embedded and written per Arrow record batch, integer ≥ 1. Default 4096. */
   writeBatchSize?: number;
+  /** Called after each written batch and while an index build keeps the process busy (see {@link reportWhileBusy}). */
+  onProgress?: () => void;
 }
 
 /** What the retriever's `describe()` returns (and the figures a bench reads). */
@@ -97,12 +100,85 @@ function ivfTableName(name: string, partitions: number, subVectors: number): str
   return `${name}-ivfpq-l2-p${partitions}-s${subVectors}`;
 }
 
+/**
+ * The environment settings that keep LanceDB 0.31.0's full-text index build out of its thread-pool deadlock
+ * (lancedb/lancedb#3568, fixed upstream by lance-format/lance#7423, not in 0.31.0; docs/lancedb.md "The FTS build hang").
+ *
+ * Lance runs CPU work on a pool of `LANCE_CPU_THREADS` blocking threads, by default
+ * max(1, cpus − `LANCE_IO_CORE_RESERVATION` (2)): one thread on a 1-3 CPU machine. Writing an FTS partition, a
+ * producer holds one pool thread while it blocks on a channel of capacity 1, and the consumer's column encoder needs
+ * a second pool thread to drain it; once the posting lists fill a second output batch (about 17,000 SciFact-like
+ * documents, 3,000 documents of 800 random words), with as many producers as pool threads the build waits forever at
+ * 0% CPU. Concurrent producers are at most the FTS workers (`LANCE_FTS_NUM_SHARDS`, lance's default
+ * ⌊(threads + reservation) / 2⌋, clamped to [1, threads]). So: threads = max(2, cpus − reservation) and
+ * shards = min(that default, threads − 1), which leaves one pool thread free for the consumer. Only unset variables
+ * are filled in (a user's own values win, even unsafe ones); on 5 or more CPUs only `LANCE_FTS_NUM_SHARDS` is
+ * written, with lance's own default value.
+ *
+ * @param env the environment as it is (read only).
+ * @param cpus the CPUs this process may use (`os.availableParallelism()`), integer ≥ 1.
+ * @returns the variables to set (names → decimal strings); empty when the user set both.
+ */
+export function lanceThreadEnv(env: Readonly<Record<string, string | undefined>>, cpus: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  const reservationRaw = Number(env.LANCE_IO_CORE_RESERVATION ?? '2');
+  const reservation = Number.isInteger(reservationRaw) && reservationRaw >= 0 ? reservationRaw : 2;
+  let threads = Number(env.LANCE_CPU_THREADS);
+  if (env.LANCE_CPU_THREADS === undefined) {
+    threads = Math.max(2, cpus - reservation);
+    out.LANCE_CPU_THREADS = String(threads);
+  }
+  if (env.LANCE_FTS_NUM_SHARDS === undefined && Number.isInteger(threads) && threads >= 2) {
+    const lanceDefault = Math.min(threads, Math.max(1, Math.floor((threads + reservation) / 2)));
+    out.LANCE_FTS_NUM_SHARDS = String(Math.min(lanceDefault, threads - 1));
+  }
+  return out;
+}
+
+/** The LanceDB thread settings in force once the module is loaded (for `describe()`). */
+let threadSettings: { cpuThreads: string | null; ftsShards: string | null } | undefined;
+
+/** While a native build is pending, how often (ms) this process's CPU time is read. */
+const BUSY_POLL_MS = 5000;
+/**
+ * Share of one core this process must have used in a poll interval for the build to count as working: 2%. The FTS
+ * deadlock (issue 26) used 0.5% while it waited (4.8 → 4.9 CPU-s in 20 s); a working build on a machine loaded 10× over
+ * its cores still got 5% or more.
+ */
+const BUSY_MIN_SHARE = 0.02;
+
+/**
+ * Awaits `p` (a LanceDB call without a progress API: createIndex), calling `onBusy()` after each {@link BUSY_POLL_MS}
+ * in which this process used at least {@link BUSY_MIN_SHARE} of one core, so a stall watchdog tells a long build from a
+ * deadlock. Process-wide CPU: other work of the same process also counts.
+ */
+async function reportWhileBusy<T>(p: Promise<T>, onBusy: (() => void) | undefined): Promise<T> {
+  if (onBusy === undefined) return p;
+  let cpu = process.cpuUsage();
+  let at = performance.now();
+  const timer = setInterval(() => {
+    const used = process.cpuUsage(cpu);
+    const now = performance.now();
+    if ((used.user + used.system) / 1000 >= BUSY_MIN_SHARE * (now - at)) onBusy();
+    cpu = process.cpuUsage();
+    at = now;
+  }, BUSY_POLL_MS);
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 const require = createRequire(import.meta.url);
 let modules: { lance: LanceModule; arrow: ArrowModule } | undefined;
 function loadModules(): { lance: LanceModule; arrow: ArrowModule } {
   if (modules === undefined) {
     // LanceDB's native logger prints WARN lines to stderr unless told otherwise; library code never prints.
     process.env.LANCEDB_LOG ??= 'error';
+    // Lance reads these once, on first use of its CPU pool: set them before anything of LanceDB runs (issue 26).
+    Object.assign(process.env, lanceThreadEnv(process.env, availableParallelism()));
+    threadSettings = { cpuThreads: process.env.LANCE_CPU_THREADS ?? null, ftsShards: process.env.LANCE_FTS_NUM_SHARDS ?? null };
     try {
       modules = { lance: require('@lancedb/lancedb') as LanceModule, arrow: require('apache-arrow') as ArrowModule };
     } catch (e) {
@@ -315,6 +391,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         );
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
         else await table.add(batch);
+        options.onProgress?.();
       }
       const sidecar: Sidecar = { fingerprint, rows: n, dimensions: d, modelKey: options.modelKey, chunkingKey: ctx.chunkingKey, lancedb: version };
       writeJsonAtomic(sidecarFile, sidecar);
@@ -347,10 +424,13 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         const t0 = performance.now();
         if ((await db.tableNames()).includes(ivfName)) await db.dropTable(ivfName);
         const clone = await db.cloneTable(ivfName, path.join(root, `${name}.lance`), { isShallow: true });
-        await clone.createIndex('vector', {
-          config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
-          replace: true,
-        });
+        await reportWhileBusy(
+          clone.createIndex('vector', {
+            config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
+            replace: true,
+          }),
+          options.onProgress,
+        );
         writeJsonAtomic(ivfSidecar, { ...readJson<Sidecar>(sidecarFile), partitions, subVectors });
         return { table: clone, reused: false, seconds: (performance.now() - t0) / 1000 };
       });
@@ -423,7 +503,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
     return {
       search: async (q, depth, signal) => (await searchBatch([q], depth, signal))[0],
       searchBatch,
-      describe: () => ({ ...description }),
+      describe: () => ({ ...description, threads: { ...threadSettings } }),
       close: () => {
         table?.close();
         db.close();
@@ -465,11 +545,12 @@ function arrowTextBatch(arrow: ArrowModule, chunks: readonly Chunk[]): import('a
  * its scores and rankings differ from `keywordRetriever`'s. The chunks' texts are written once per (chunking, chunk
  * texts, tokenizer settings) into `<cacheDir>/lancedb/k-<hash>.lance` in batches of `writeBatchSize`, indexed without
  * positions (no phrase queries), and reused when the sidecar `<name>.json` matches and the index covers every row.
+ * `onProgress` is called after each written batch and while the index build keeps the process busy.
  * Hits: chunk ids with LanceDB's BM25 score (> 0), at most `depth`; a question with no indexed term gets `[]`.
  * @throws HarnessError('CONFIG_INVALID') for a bad `writeBatchSize`; HarnessError('RETRIEVER_FAILED') when LanceDB
  *   cannot be loaded; LanceDB's own errors pass through.
  */
-export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writeBatchSize?: number } = {}): RetrieverFactory {
+export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writeBatchSize?: number; onProgress?: () => void } = {}): RetrieverFactory {
   const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
   checkInt('writeBatchSize', writeBatch, 1);
   const fts = options.fts ?? {};
@@ -498,8 +579,9 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
         const batch = arrowTextBatch(arrow, ctx.chunks.slice(start, start + writeBatch));
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
         else await table.add(batch);
+        options.onProgress?.();
       }
-      await table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true });
+      await reportWhileBusy(table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true }), options.onProgress);
       writeJsonAtomic(sidecarFile, { fingerprint: key.fingerprint, rows: n, chunkingKey: ctx.chunkingKey, fts, lancedb: version });
       return { table, reused: false, seconds: (performance.now() - t0) / 1000 };
     });
@@ -514,7 +596,16 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
     };
     return {
       search: (q, depth) => search(q, depth),
-      describe: () => ({ engine: 'lancedb-fts', lancedb: version, table: path.join(root, `${name}.lance`), rows: n, fts, reused: built.reused, buildSeconds: built.seconds }),
+      describe: () => ({
+        engine: 'lancedb-fts',
+        lancedb: version,
+        table: path.join(root, `${name}.lance`),
+        rows: n,
+        fts,
+        reused: built.reused,
+        buildSeconds: built.seconds,
+        threads: { ...threadSettings },
+      }),
       close: () => {
         table?.close();
         db.close();

@@ -55,6 +55,7 @@ import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash, rankingInputsKey } from './checkpoint.js';
+import { StallWatchdog, noteProgress, progressHandle } from './stall.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -120,6 +121,10 @@ export interface SweepOptions {
 
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
 const LATENCY_PROBE = 8;
+
+/** What a stalled LanceDB unit's error tells the user to check (docs/lancedb.md, issue 26). */
+const LANCE_STALL_REMEDY =
+  'LanceDB 0.31.0 can wait forever building a full-text index when its CPU pool has one thread (docs/lancedb.md, "The FTS build hang"): leave LANCE_CPU_THREADS and LANCE_FTS_NUM_SHARDS unset (the harness sets safe values) or set LANCE_CPU_THREADS ≥ 2 and LANCE_FTS_NUM_SHARDS below it';
 
 /** Ranked lists for one ranking unit: one list of hits per scored question, each cut to the unit's depth. */
 type Lists = Hit[][];
@@ -187,7 +192,12 @@ export async function runSweep(
   inputConfig: SweepConfig,
   options: SweepOptions = {},
 ): Promise<{ result: SweepResult; timings: Record<string, number> }> {
-  const emit = options.onEvent ?? (() => {});
+  const onEvent = options.onEvent ?? (() => {});
+  // A progress event inside a unit also resets that unit's stall clock (src/run/stall.ts).
+  const emit = (e: SweepEvent): void => {
+    if (e.kind === 'progress') noteProgress();
+    onEvent(e);
+  };
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);
@@ -332,12 +342,23 @@ export async function runSweep(
   });
 
   const rankings = new Map<string, Ranking>();
-  /** Computes a ranking unit, or takes it from its checkpoint. `keyParts` null: never checkpointed. */
+  // No unit waits forever (issue 26): one without progress for limits.stallSeconds fails its rows; a heartbeat every 10 s.
+  const stallSeconds = config.limits?.stallSeconds ?? 300;
+  const watchdog = new StallWatchdog({
+    stallSeconds,
+    onHeartbeat: (b) =>
+      emit({ kind: 'stage', stage: `unit ${b.unit}`, detail: `waiting for ${b.waitingFor}, ${b.quietSeconds} s without progress (fails at ${b.stallSeconds} s)` }),
+  });
+  /**
+   * Computes a ranking unit, or takes it from its checkpoint. `keyParts` null: never checkpointed. `produce` runs under
+   * the stall watchdog; `remedy` is what to check when this kind of unit stalls.
+   */
   const unit = async (
     id: string,
     keyParts: Record<string, unknown> | null,
     depth: number,
     produce: () => Promise<{ lists: Lists; buildSeconds: number; queryMs: number; info?: Record<string, unknown> }>,
+    remedy?: string,
   ): Promise<Ranking> => {
     checkInterrupted();
     const key = keyParts ? CheckpointStore.key({ ...common, ...keyParts }) : null;
@@ -346,7 +367,7 @@ export async function runSweep(
     if (cp) r = { lists: cp.lists, buildSeconds: cp.buildSeconds, queryMs: cp.queryMs, fromCheckpoint: true, ...(cp.info ? { info: cp.info } : {}) };
     else {
       try {
-        const p = await produce();
+        const p = await watchdog.run(id, 'its index build and first results', produce, remedy);
         if (key) store.put(key, { ...p, depth });
         r = { ...p, fromCheckpoint: false };
       } catch (e) {
@@ -380,9 +401,15 @@ export async function runSweep(
       keywordKeys.set(ck, parts);
       await unit(id, parts, baseDepth, async () => {
         const t0 = performance.now();
-        const retriever = await keywordRetriever({ k1: config.bm25.k1, b: config.bm25.b })(ctxOf(st, {}));
+        const beat = progressHandle();
+        beat('the BM25 index build');
+        const retriever = await keywordRetriever({ k1: config.bm25.k1, b: config.bm25.b }, { onProgress: () => beat() })(ctxOf(st, {}));
         const buildSeconds = (performance.now() - t0) / 1000;
-        const { lists, queryMs } = await collectLists('keyword', retriever, questionsIn, baseDepth, { resolveId: resolverOf(st), signal });
+        const { lists, queryMs } = await collectLists('keyword', retriever, questionsIn, baseDepth, {
+          resolveId: resolverOf(st),
+          signal,
+          onProgress: () => noteProgress('BM25 searches'),
+        });
         return { lists, buildSeconds, queryMs, info: { params: retriever.describe?.() ?? {} } };
       }).then((r) => {
         if ('error' in r) r.error = `keyword index on ${ck} failed: ${r.error}`;
@@ -399,15 +426,19 @@ export async function runSweep(
       const parts = { kind: 'keyword', engine: 'lancedb-fts', chunking: ck, lancedb: packageVersion('@lancedb/lancedb') };
       const r = await unit(id, parts, rowDepth, async () => {
         const t0 = performance.now();
-        const retriever = await lancedbKeywordRetriever()(ctxOf(st, {}));
+        const beat = progressHandle();
+        beat('the LanceDB table write and full-text index build');
+        const retriever = await lancedbKeywordRetriever({ onProgress: () => beat() })(ctxOf(st, {}));
         try {
           const buildSeconds = (performance.now() - t0) / 1000;
-          const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, { resolveId: resolverOf(st), signal });
+          beat('LanceDB full-text searches');
+          const onProgress = () => beat();
+          const { lists, queryMs } = await collectLists('keyword-lance-fts', retriever, questionsIn, rowDepth, { resolveId: resolverOf(st), signal, onProgress });
           return { lists, buildSeconds, queryMs, info: { describe: retriever.describe?.() ?? {} } };
         } finally {
           await retriever.close?.();
         }
-      });
+      }, LANCE_STALL_REMEDY);
       if ('error' in r) {
         r.error = `LanceDB full-text index on ${ck} failed: ${r.error}`;
         warn(r.error);
@@ -492,6 +523,7 @@ export async function runSweep(
       if (!retriever || typeof retriever.search !== 'function')
         throw new HarnessError('RETRIEVER_FAILED', `retriever ${entry.name}: the factory returned ${describeShort(retriever)}, not an object with search(question, depth)`);
       const buildSeconds = (performance.now() - t0) / 1000;
+      noteProgress(`answers to its searches (${questionsIn.length} questions)`);
       const { lists, queryMs } = await collectLists(entry.name, retriever, questionsIn, rowDepth, {
         resolveId: resolverOf(st),
         timeoutMs: entry.timeoutMs,
@@ -879,6 +911,7 @@ interface ModelContext {
     keyParts: Record<string, unknown> | null,
     depth: number,
     produce: () => Promise<{ lists: Lists; buildSeconds: number; queryMs: number; info?: Record<string, unknown> }>,
+    remedy?: string,
   ) => Promise<Ranking>;
   keywordKeys: Map<string, Record<string, unknown>>;
   rankings: Map<string, Ranking>;
@@ -1051,12 +1084,15 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
             const rowOf = new Map<string, number>();
             st.chunks.forEach((c, i) => rowOf.set(c.text, i));
             const t1 = performance.now();
+            const beat = progressHandle();
+            beat('the LanceDB vector table write and index build');
             // Document vectors come from the chunking's matrix (already normalised), queries from the query map.
             const retriever = await lancedbRetriever({
               embed: async (texts, role) =>
                 role === 'document' ? texts.map((text) => matrix.row(rowOf.get(text)!).subarray(0, matrix.d)) : texts.map((text) => e.queries.get(text)!),
               modelKey: provider.cacheKey('document'),
               index: engine.index,
+              onProgress: () => beat(),
             })(m.ctxOf(st, {}));
             const buildSeconds = (performance.now() - t1) / 1000 + (e.docSeconds.get(ck) ?? 0);
             try {
@@ -1068,7 +1104,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
             } finally {
               await retriever.close?.();
             }
-          });
+          }, LANCE_STALL_REMEDY);
           if ('error' in r) {
             r.error = `${name} on ${ck} with ${spec.label} failed: ${r.error}`;
             m.warn(r.error);
