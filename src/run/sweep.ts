@@ -247,7 +247,7 @@ export async function runSweep(
   const fuseDepth = config.hybrid.depth;
   const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
   const questionsIn: RetrieverQuestion[] = scored.map((q) => ({ id: q.id, text: q.text }));
-  const store = new CheckpointStore(config.cacheDir, options.resume ?? true);
+  const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
   const common = { dataset: dataset.fingerprint, questions: scored.map((q) => q.id), level: config.level };
 
   // 2. Chunk, once per chunking the grid or a retriever needs.
@@ -299,6 +299,11 @@ export async function runSweep(
       return allowUnknown && config.level === 'document' ? id : null;
     };
   };
+  /** True for the ids a validated list of the stage holds (those `resolverOf` maps to themselves). */
+  const knownIdOf = (st: ChunkingStage) => {
+    const resolve = resolverOf(st);
+    return (id: string) => resolve(id) === id;
+  };
   const ctxOf = (st: ChunkingStage, opts: Record<string, unknown>) => ({
     documents: dataset.docs,
     chunks: st.chunks,
@@ -319,7 +324,10 @@ export async function runSweep(
   ): Promise<Ranking> => {
     checkInterrupted();
     const key = keyParts ? CheckpointStore.key({ ...common, ...keyParts }) : null;
-    const cp = key ? store.get(key, depth) : undefined;
+    // Read back only what a live retriever of this unit could have returned (issue 24): ids of the unit's chunking
+    // (ranking ids start with the chunking key), one list per scored question.
+    const st = stages.get(id.split('.')[0]);
+    const cp = key ? store.get(key, depth, { questions: scored.length, ...(st ? { isKnown: knownIdOf(st) } : {}) }) : undefined;
     let r: Ranking;
     if (cp) r = { lists: cp.lists, buildSeconds: cp.buildSeconds, queryMs: cp.queryMs, fromCheckpoint: true, ...(cp.info ? { info: cp.info } : {}) };
     else {
@@ -576,7 +584,7 @@ export async function runSweep(
     retrievers: retrieverInfo,
     rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
-    checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length },
+    checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length, discarded: store.discarded.length },
     relevanceThreshold: threshold,
     level: config.level,
     tieRule: TIE_RULE,
