@@ -54,6 +54,7 @@ import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
+import { cacheDamageWarning } from './verify.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -443,6 +444,8 @@ export async function runSweep(
       ),
     );
   } finally {
+    const damaged = cache?.stats().discarded ?? 0;
+    if (damaged > 0) warn(cacheDamageWarning(cache!.file, damaged, cache!.discardedKeys()));
     cache?.close();
   }
   timings.dense_seconds = (performance.now() - t) / 1000;
@@ -913,6 +916,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
     return info;
   }
 
+  for (const w of provider.warnings?.() ?? []) m.warn(w);
   const modelKey = { model: spec.model, documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') };
   type Embedded = { matrices: Map<string, VectorMatrix>; queries: Map<string, Float32Array>; docSeconds: number; probeMs: number };
   let embedded: Promise<Embedded> | undefined;

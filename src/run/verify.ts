@@ -67,3 +67,15 @@ export function describeShort(v: unknown): string {
   if (s === undefined) return String(v);
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
+
+/**
+ * The warning for vectors the embedding cache would not serve (checksum failed, or a NaN/infinity stored): names the
+ * file, the count and up to three keys (provider key and text hash, NUL shown as `|`), and says they were recomputed.
+ */
+export function cacheDamageWarning(file: string, count: number, keys: readonly string[]): string {
+  const shown = keys.slice(0, 3).map((k) => k.replaceAll('\u0000', '|'));
+  return (
+    `embedding cache ${file}: ${count} stored vector(s) failed their checksum or held a non-finite value ` +
+    `(e.g. ${shown.join(', ')}); they were discarded and recomputed (run \`retrieval-sweep doctor\` to check the whole cache)`
+  );
+}
