@@ -31,6 +31,18 @@ import { rerankEntrySchema, resolveRerankList } from '../rerank/spec.js';
 import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
 
+/**
+ * Default of `limits.maxConfigurations` (the grid guard, src/config/limits.ts): 10,000. Measured on the helpdesk demo
+ * (93 questions, k up to 100): a finished sweep holds about 3.9 KB of heap per configuration and question (rankings,
+ * per-question details, statistics), so 10,000 configurations of 93 questions take about 3.6 GB, inside the 4.3 GB
+ * heap Node 20 gives itself on a 24 GB machine; the 100,000 of issue 24's breaker pass ran out of heap.
+ */
+export const DEFAULT_MAX_CONFIGURATIONS = 10_000;
+
+/** Largest `statistics.resamples` accepted: 100,000 (50 times the default). */
+export const MAX_RESAMPLES = 100_000;
+import { maxOf } from '../bounded.js';
+
 const chunkSizeSchema = z.union([
   z.literal('none'),
   z.number().int('must be a whole number of tokens').min(1, 'must be at least 1 token'),
@@ -303,6 +315,7 @@ export const configSchema = z
           .number()
           .int()
           .min(1000, 'must be at least 1000')
+          .max(MAX_RESAMPLES, `must be at most ${MAX_RESAMPLES} (intervals are stable to 3 decimals long before that; each resample costs time for every configuration)`)
           .default(2000)
           .describe('Bootstrap resamples for the confidence intervals.'),
         alpha: z.number().gt(0).lt(1).default(0.05).describe('Significance level of the intervals and tiers.'),
@@ -323,6 +336,15 @@ export const configSchema = z
       .default('.cache/retrieval-sweep')
       .describe('Where embedding vectors and derived model files are cached; relative to the working directory.'),
     concurrency: positiveInt.default(2).describe('How many retrieval jobs run at once.'),
+    limits: z
+      .object({
+        maxConfigurations: positiveInt
+          .default(DEFAULT_MAX_CONFIGURATIONS)
+          .describe('Largest grid accepted (configurations = rows); validate and run refuse a larger one before any work, printing the count.'),
+      })
+      .strict()
+      .default({ maxConfigurations: DEFAULT_MAX_CONFIGURATIONS })
+      .describe('Bounds checked before a sweep starts.'),
   })
   .strict();
 
@@ -382,7 +404,7 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     return [];
   },
   function hybridDepthCoversK(c) {
-    const maxK = Math.max(...c.topK);
+    const maxK = maxOf(c.topK);
     if (c.modes.includes('hybrid') && c.hybrid.depth < maxK)
       return [['hybrid.depth', `hybrid.depth (${c.hybrid.depth}) must be at least the largest topK (${maxK}); each list fed to fusion needs that many results`]];
     return [];

@@ -15,6 +15,7 @@ import { JsonHashWriter } from './json-hash.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
 import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
+import { appendAll } from '../bounded.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -130,14 +131,14 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
-  warnings.push(...scan.warnings);
+  appendAll(warnings, scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
   const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, {
     labels,
     strictness: spec.strictness ?? 'strict',
   });
-  warnings.push(...parsed.warnings);
+  appendAll(warnings, parsed.warnings);
   return {
     name,
     root,

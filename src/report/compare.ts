@@ -19,6 +19,7 @@ import {
 import type { AnalyzeOptions } from './analyze.js';
 import { fmt3, fmtP, fmtSigned, fmtSignedCI, textTable } from './format.js';
 import { manifestValue, rerankKey, splitMeasure } from './metrics.js';
+import { appendAll } from '../bounded.js';
 
 /** One compared quantity: means of A and B on the shared questions and the paired difference B − A. */
 export interface PairedDiff {
@@ -324,7 +325,7 @@ export function compareSweeps(a: SweepResult, b: SweepResult, opts: AnalyzeOptio
     const table = [['configuration', 'fusion', 'rerank', 'metric', 'A', 'B', 'B − A', '95% CI', 'p', 'p (Holm)', '']];
     for (const r of rows)
       table.push([r.configId, r.fusion ?? '', r.rerank ?? '', r.metric, fmt3(r.a), fmt3(r.b), fmtSigned(r.diff), fmtSignedCI(r.low, r.high), fmtP(r.pValue), fmtP(r.pHolm), r.significant ? '*' : '']);
-    lines.push(...textTable(table, { leftColumns: 4 }));
+    appendAll(lines, textTable(table, { leftColumns: 4 }));
     const sig = rows.filter((r) => r.significant);
     lines.push('');
     lines.push(

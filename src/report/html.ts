@@ -14,6 +14,7 @@ import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSig
 import { fmtLevel, intervalNote, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
+import { maxOf, minOf } from '../bounded.js';
 
 const STYLE = `
 :root{--fg:#1d1d1f;--muted:#666;--line:#ddd;--accent:#0072B2;--bad:#b00020;--good:#1b7f3b}
@@ -318,8 +319,8 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const find = (g: Group, ck: string, k: number): ConfigResult | undefined =>
     result.configs.find((c) => c.config.mode === g.mode && c.config.embedding === g.model && c.config.chunkingKey === ck && c.config.k === k);
   const allVals = result.configs.map(val).filter((v): v is number => v !== null);
-  const vmin = allVals.length ? Math.min(...allVals) : 0;
-  const vmax = allVals.length ? Math.max(...allVals) : 1;
+  const vmin = allVals.length ? minOf(allVals) : 0;
+  const vmax = allVals.length ? maxOf(allVals) : 1;
   const gs = groups(result);
   body.push(
     `<section id="heatmaps"><h2>${h(fam)} over chunking × k</h2><p class="muted">Each cell is ${h(fam)}@k of one configuration; ` +
@@ -396,7 +397,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
       hbars({
         title: 'mean top-1 cosine',
         bars: analysis.models.rows.map((m, i) => ({ label: m.model, value: m.meanTop1Cosine, color: SERIES_COLORS[i % SERIES_COLORS.length] })),
-        min: Math.min(0, ...cos),
+        min: minOf(cos, 0),
         max: 1,
       }),
     );

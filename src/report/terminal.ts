@@ -6,6 +6,7 @@ import type { SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { fmt3, fmtCI, fmtP, fmtSigned, fmtTime, textTable } from './format.js';
 import { recommendationText } from './markdown.js';
+import { appendAll } from '../bounded.js';
 
 /** Most tier-1 rows listed before "… and N more". */
 export const TERMINAL_MAX_ROWS = 15;
@@ -37,7 +38,7 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
       const c = comp.get(id);
       table.push([id, fmt3(m.mean), fmtCI(m.low, m.high), c ? fmtSigned(c.diff) : 'best', c ? fmtP(c.pHolm) : '', fmtTime(result.configs[i].meanQueryMs)]);
     }
-    lines.push(...textTable(table).map((l) => `  ${l}`));
+    appendAll(lines, textTable(table).map((l) => `  ${l}`));
     if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);
     lines.push('');
   }

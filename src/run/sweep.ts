@@ -55,6 +55,8 @@ import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
 import { cacheDamageWarning } from './verify.js';
+import { checkGridSize } from '../config/limits.js';
+import { maxOf } from '../bounded.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -206,6 +208,7 @@ export async function runSweep(
   };
   checkNames(config);
   checkModelsForDenseModes(config);
+  checkGridSize(config); // issue 24: a grid past limits.maxConfigurations fails before any work
 
   // 1. Load.
   emit({ kind: 'stage', stage: 'load', detail: config.datasetPath });
@@ -239,11 +242,11 @@ export async function runSweep(
   const runs = loadRuns(config, scored, docIds, warn);
 
   const grid = expandGrid(config);
-  const maxK = Math.max(...config.topK);
+  const maxK = maxOf(config.topK);
   const gridModes = new Set(grid.map((r) => r.mode));
   const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
   const needsDense = gridModes.has('semantic') || gridModes.has('hybrid');
-  const maxRerankDepth = Math.max(0, ...grid.map((r) => r.rerank?.depth ?? 0));
+  const maxRerankDepth = maxOf(grid.map((r) => r.rerank?.depth ?? 0), 0);
   const rowDepth = Math.max(maxK, maxRerankDepth);
   const fuseDepth = config.hybrid.depth;
   const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
@@ -820,7 +823,7 @@ async function rerankStage(r: RerankContext): Promise<Record<string, unknown>[]>
           const textOf = (x: string) => chunkText.get(x) ?? docText.get(x) ?? '';
           const depth = row.rerank!.depth;
           const parts = { kind: 'rerank', chunking: row.chunkingKey, base: createHash('sha256').update(JSON.stringify(base.lists)).digest('hex'), reranker: reranker.cacheKey(), depth };
-          const result = await r.unit(id, parts, Math.max(...base.lists.map((l) => l.length), 1), async () => {
+          const result = await r.unit(id, parts, maxOf(base.lists.map((l) => l.length), 1), async () => {
             const out = await rerankLists(reranker, r.questionsIn, base.lists, depth, textOf, {
               cache: store,
               concurrency: spec.baseUrl ? spec.concurrency : 1,
