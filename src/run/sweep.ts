@@ -46,7 +46,7 @@ import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
-import { collectLists } from './retrieve.js';
+import { collectLists, factoryWithTimeout } from './retrieve.js';
 import { preflightModels, scorableQuestions } from './plan.js';
 import { createHash } from 'node:crypto';
 import type { Reranker, RerankSpec } from '../rerank/types.js';
@@ -476,8 +476,9 @@ export async function runSweep(
     const r = await unit(id, keyParts, rowDepth, async () => {
       const t0 = performance.now();
       try {
-        retriever = await factories.get(entry.name)!(ctxOf(st, entry.options));
+        retriever = await factoryWithTimeout(entry.name, Promise.resolve(factories.get(entry.name)!(ctxOf(st, entry.options))), entry.timeoutMs);
       } catch (e) {
+        if (isHarnessError(e, 'RETRIEVER_FAILED')) throw e;
         throw new HarnessError('RETRIEVER_FAILED', `retriever ${entry.name}: its factory threw: ${errorText(e)}`, { cause: e });
       }
       if (!retriever || typeof retriever.search !== 'function')
