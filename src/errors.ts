@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'RUN_FAILED'
   | 'RERANK_FAILED'
   | 'RETRIEVER_FAILED'
+  | 'RESOURCE_UNAVAILABLE'
   | 'USAGE';
 
 /** Where in a file a problem is: a 1-based line, or a key path such as `chunking.overlap`. */

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { HarnessError, isHarnessError } from '../errors.js';
+import { resourceError } from '../store/resource.js';
 import type { SweepOptions } from '../run/sweep.js';
 
 /**
@@ -324,6 +325,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     }
     if (isHarnessError(e)) {
       io.stderr(`error: ${e.format()}\n`);
+      return EXIT.input;
+    }
+    // A full disk, a permission, a path through a file...: the user's to fix (issue 24), exit 1 naming the path.
+    const resource = resourceError(e);
+    if (resource) {
+      io.stderr(`error: ${resource.format()}\n`);
       return EXIT.input;
     }
     io.stderr(

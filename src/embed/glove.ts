@@ -29,6 +29,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import { workerStart } from '../worker-start.js';
 import type { GloveTask, GloveWorkerData } from './glove-worker.js';
 import { packageVersion } from './packages.js';
@@ -320,7 +321,7 @@ function parseWinkEmbeddings(
 }
 
 /**
- * Converts the wink JSON at `sourceFile` into the binary table `outFile` (atomically: `<outFile>.tmp-<pid>-<n>` then
+ * Converts the wink JSON at `sourceFile` into the binary table `outFile` (atomically: `<outFile>.tmp-<pid>-<ms>` then
  * rename, so a concurrent reader sees either no file or a whole one). Layout: `RSGLOVE1`, uint32 LE header length,
  * header JSON ({@link BinaryHeader}), zero padding to a multiple of 4, the float32 LE matrix (size × dims), the words
  * as a UTF-8 JSON array. Throws `HarnessError('EMBEDDING_FAILED')` for a source of unexpected layout.
@@ -346,7 +347,7 @@ export function convertGloveJson(sourceFile: string, outFile: string, onProgress
   const before = MAGIC.length + 4 + headerBytes.length;
   const pad = Buffer.alloc((4 - (before % 4)) % 4);
   mkdirSync(path.dirname(outFile), { recursive: true });
-  const tmp = `${outFile}.tmp-${process.pid}-${Math.floor(performance.now() * 1000)}`;
+  const tmp = tempPathFor(outFile);
   const fd = openSync(tmp, 'w');
   try {
     for (const part of [Buffer.from(MAGIC, 'latin1'), lenBytes, headerBytes, pad, matrixBytes, wordsBytes]) {
@@ -433,6 +434,8 @@ export async function loadGloveTable(
   const bin = gloveBinaryPath(path.resolve(cacheDir), source);
   const hit = loaded.get(bin);
   if (hit) return { table: hit, converted: false, memoised: true, seconds: (performance.now() - t0) / 1000 };
+  // A run killed while writing the table left `<table>.tmp-<pid>-<ms>` (80+ MB): removed once its owner is gone.
+  removeDeadTemporaries(path.dirname(bin));
   let converted = false;
   let discarded: string | undefined;
   let table: GloveTable | undefined;

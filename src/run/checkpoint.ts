@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, unlinkS
 import path from 'node:path';
 import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
 import { describeShort, rankingListsProblem } from './verify.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
@@ -83,7 +84,12 @@ export class CheckpointStore {
     this.dir = path.join(path.resolve(cacheDir), 'checkpoints');
     this.enabled = enabled;
     this.warn = warn;
+    // A killed run's half-written checkpoints (`*.tmp-<pid>-<ms>` of a process that is gone) are removed.
+    if (enabled) this.removedTemporaries = removeDeadTemporaries(this.dir);
   }
+
+  /** Temporaries of dead runs removed when this store was opened. */
+  readonly removedTemporaries: string[] = [];
 
   /** The key of a unit: sha256 over the JSON of its parts (object keys sorted). */
   static key(parts: Record<string, unknown>): string {
@@ -222,7 +228,7 @@ export class CheckpointStore {
     createHash('sha256').update(buf.subarray(CHUNKS_HEADER)).digest().copy(buf, 44);
     mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${key}.chunks`);
-    const tmp = `${file}.${process.pid}.tmp`;
+    const tmp = tempPathFor(file);
     writeFileSync(tmp, buf);
     renameSync(tmp, file);
     this.writes.push(key);
@@ -237,7 +243,7 @@ export class CheckpointStore {
     if (!this.enabled) return;
     mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${key}.json`);
-    const tmp = `${file}.${process.pid}.tmp`;
+    const tmp = tempPathFor(file);
     const body = Buffer.from(
       JSON.stringify({
         depth: c.depth,
