@@ -276,6 +276,19 @@ export function buildProgram(io: CliIo = processIo): Command {
     });
 
   program
+    .command('doctor')
+    .description('verify a cache folder (checkpoints, cached vectors, GloVe tables, temporaries) and list what it would drop')
+    .argument('<cacheDir>', "the config's cacheDir (default .cache/retrieval-sweep)")
+    .option('--fix', 'drop what fails its checks (a sweep recomputes it)')
+    .option('--json', 'print JSON {"dir", "checked", "findings", "fixed"}')
+    .action(async (dir: string, opts: { fix?: boolean; json?: boolean }) => {
+      const { doctorCache, formatDoctor } = await import('../run/doctor.js');
+      const r = doctorCache(dir, { fix: Boolean(opts.fix) });
+      io.stdout(opts.json ? `${JSON.stringify(r, null, 2)}\n` : formatDoctor(r));
+      if (r.findings.length > 0 && !r.fixed) process.exitCode = EXIT.input;
+    });
+
+  program
     .command('schema')
     .description('write the JSON Schemas of a config and of a questions.jsonl line (for editor completion)')
     .option('-o, --out <dir>', 'folder to write config.schema.json and question.schema.json into', 'schema')

@@ -110,6 +110,26 @@ export class CheckpointStore {
     if (!this.enabled) return undefined;
     const file = path.join(this.dir, `${key}.json`);
     if (!existsSync(file)) return undefined;
+    const r = this.read(file, key, depth, expect);
+    if (typeof r === 'string') {
+      this.discard(file, r);
+      return undefined;
+    }
+    if (r) this.hits.push(key);
+    return r;
+  }
+
+  /**
+   * What is wrong with the ranking checkpoint `file` (named `<key>.json`), or null when it is intact: the checks of
+   * {@link get} without a question count or id check, and without removing anything (for `doctor`).
+   */
+  inspect(file: string): string | null {
+    const r = this.read(file, path.basename(file, '.json'), 0, undefined);
+    return typeof r === 'string' ? r : null;
+  }
+
+  /** The checkpoint, undefined when intact but shallower than `depth`, or the problem found. */
+  private read(file: string, key: string, depth: number, expect: { questions: number; isKnown?: (id: string) => boolean } | undefined): Checkpoint | string | undefined {
     let problem: string;
     try {
       const buf = readFileSync(file);
@@ -133,7 +153,6 @@ export class CheckpointStore {
           if (bad) problem = bad;
           else {
             if (c.depth < depth) return undefined; // intact, but too shallow for this sweep: recomputed deeper
-            this.hits.push(key);
             return {
               lists: (c.lists as [string, number][][]).map((l) => l.slice(0, depth).map(([id, score]) => ({ id, score }))),
               depth,
@@ -147,8 +166,7 @@ export class CheckpointStore {
     } catch (e) {
       problem = `could not be read (${(e as Error).message})`;
     }
-    this.discard(file, problem);
-    return undefined;
+    return problem;
   }
 
   /** Removes an untrusted file and says so through `warn`. */
@@ -173,6 +191,26 @@ export class CheckpointStore {
     if (!this.enabled) return undefined;
     const file = path.join(this.dir, `${key}.chunks`);
     if (!existsSync(file)) return undefined;
+    const r = this.readChunks(file, key, docs);
+    if (typeof r === 'string') {
+      this.discard(file, r);
+      return undefined;
+    }
+    this.hits.push(key);
+    return r;
+  }
+
+  /**
+   * What is wrong with the chunking checkpoint `file` (named `<key>.chunks`), or null when its header, key and checksum
+   * hold (the documents are not at hand, so ranges are not checked against them). Removes nothing (for `doctor`).
+   */
+  inspectChunks(file: string): string | null {
+    const r = this.readChunks(file, path.basename(file, '.chunks'), null);
+    return typeof r === 'string' ? r : null;
+  }
+
+  /** The chunks (`docs` null: an empty list once the checksum holds), or the problem found. */
+  private readChunks(file: string, key: string, docs: readonly Doc[] | null): Chunk[] | string {
     let problem: string;
     try {
       const buf = readFileSync(file);
@@ -184,6 +222,7 @@ export class CheckpointStore {
       if (!buf.subarray(12, 44).equals(keyDigest(key))) throw new Error('belongs to another chunking (its header names another key)');
       const fields = buf.subarray(CHUNKS_HEADER);
       if (!createHash('sha256').update(fields).digest().equals(buf.subarray(44, CHUNKS_HEADER))) throw new Error('does not match its checksum (altered or damaged)');
+      if (docs === null) return [];
       const f = new Int32Array(buf.buffer.slice(buf.byteOffset + CHUNKS_HEADER, buf.byteOffset + buf.length));
       const chunks: Chunk[] = new Array(n);
       for (let i = 0; i < n; i++) {
@@ -194,13 +233,11 @@ export class CheckpointStore {
         if (!doc || start < 0 || end < start || end > doc.text.length || f[o + 1] < 0 || f[o + 4] < 0) throw new Error(`chunk ${i + 1} is inconsistent with the documents`);
         chunks[i] = { id: `${doc.id}#${f[o + 1]}`, docId: doc.id, ordinal: f[o + 1], text: doc.text.slice(start, end), start, end, tokens: f[o + 4] };
       }
-      this.hits.push(key);
       return chunks;
     } catch (e) {
       problem = (e as Error).message;
     }
-    this.discard(file, problem);
-    return undefined;
+    return problem;
   }
 
   /**
