@@ -315,7 +315,7 @@ export const configSchema = z
           .number()
           .int()
           .min(1000, 'must be at least 1000')
-          .max(MAX_RESAMPLES, `must be at most ${MAX_RESAMPLES} (intervals are stable to 3 decimals long before that; each resample costs time for every configuration)`)
+          .max(MAX_RESAMPLES, `must be at most ${MAX_RESAMPLES} (each resample costs time for every configuration and metric)`)
           .default(2000)
           .describe('Bootstrap resamples for the confidence intervals.'),
         alpha: z.number().gt(0).lt(1).default(0.05).describe('Significance level of the intervals and tiers.'),
