@@ -68,3 +68,20 @@ describe('temporaries of dead runs', () => {
     expect(store.get('k', 1)).toEqual({ lists: [], depth: 1, buildSeconds: 0, queryMs: 0 });
   });
 });
+
+describe('a lock path that is a folder', () => {
+  it('is OUTPUT_INVALID naming the folder, not "another run holds it"', async () => {
+    const { acquireOutputLock, lockFileOf } = await import('../../src/run/lock.js');
+    const parent = mkdtempSync(path.join(tmpdir(), 'rs-lockdir-'));
+    const out = path.join(parent, 'results');
+    mkdirSync(lockFileOf(out));
+    let err: unknown;
+    try {
+      acquireOutputLock(out);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'OUTPUT_INVALID' });
+    expect((err as Error).message).toBe(`the lock path ${lockFileOf(out)} is a folder, not a lock file`);
+  });
+});
