@@ -56,6 +56,7 @@ import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash } from './checkpoint.js';
 import { cacheDamageWarning } from './verify.js';
 import { checkGridSize } from '../config/limits.js';
+import { decodeRunIds } from './artifacts.js';
 import { maxOf } from '../bounded.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
@@ -708,7 +709,9 @@ export function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<st
   const qids = new Set(scored.map((q) => q.id));
   const keep = config.dataset.labels === 'keep';
   for (const entry of config.runs) {
-    const run = readRun(entry.path);
+    // The tool's own exported runs percent-encode ids with whitespace or % (artifacts.ts trecId): read them back.
+    const { run, decoded } = decodeRunIds(readRun(entry.path), qids, docIds);
+    if (decoded > 0) warn(`run ${entry.name}: ${decoded} id(s) read as percent-encoded (the export's encoding: %20 for a space, %25 for %)`);
     const lines = readFileSync(entry.path, 'utf8').split('\n');
     const lineOf = (pred: (f: string[]) => boolean) => lines.findIndex((l) => pred(l.trim().split(/\s+/))) + 1;
     const unknownQ = [...run.keys()].filter((q) => !qids.has(q));
