@@ -242,8 +242,9 @@ describe('recheck', () => {
     expect(summary.files).toContain(path.join(out, 'matrix.json'));
     expect(summary.timings.total_seconds).toBeGreaterThanOrEqual(summary.timings.sweep_seconds + summary.timings.report_seconds);
     const ok = await cli('recheck', out);
-    // 2 chunkings × 2 k = 4 rows, each with 7 families at its k.
-    expect(ok.out).toMatch(/^4 configurations, 28 values re-scored from runs\/\*\.trec at relevance threshold 1; max \|diff\| 0\.00e\+0; 0 disagree\n$/);
+    // 2 chunkings × 2 k = 4 rows, each with 7 families at its k, compared in every copy (issue 24): nested vs the run,
+    // flat columns and matrix.csv vs nested (7 each), and 5 scored questions × 7 in per-query.jsonl vs the run.
+    expect(ok.out).toMatch(new RegExp(`^4 configurations, ${4 * (7 + 7 + 7 + 5 * 7)} values re-scored from runs/\\*\\.trec at relevance threshold 1; max \\|diff\\| 0\\.00e\\+0; 0 disagree\n$`));
     expect(ok.code).toBe(0);
     const mfile = path.join(out, 'matrix.json');
     const matrix = JSON.parse(readFileSync(mfile, 'utf8')) as { rows: { metrics: Record<string, number> }[] };
@@ -251,7 +252,8 @@ describe('recheck', () => {
     writeFileSync(mfile, JSON.stringify(matrix));
     const bad = await cli('recheck', out);
     expect(bad.code).toBe(1);
-    expect(bad.out).toContain('1 disagree');
+    // The edited nested value now disagrees with the run, and the flat column and matrix.csv disagree with it.
+    expect(bad.out).toContain('3 disagree');
   });
 
   it('a folder without matrix.json is exit 1 (user input), naming the folder', async () => {
