@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'LLM_FAILED'
   | 'RETRIEVER_FAILED'
   | 'UNIT_STALLED'
+  | 'RESOURCE_UNAVAILABLE'
   | 'USAGE';
 
 /** Where in a file a problem is: a 1-based line, or a key path such as `chunking.overlap`. */

@@ -3,6 +3,7 @@
  * measure names and edge-case policy (src/score/evaluate.ts). Returns the text to print; never prints or exits
  * (src/cli/main.ts does both).
  */
+import { HarnessError } from '../errors.js';
 import { readQrels, readRun } from '../load/trec.js';
 import { evaluate, resolveThreshold } from '../score/evaluate.js';
 import { condensedMeasure, formatMeasure, measuresAtK, parseMeasure, type Measure, type MeasureFamily } from '../score/measures.js';
@@ -49,7 +50,8 @@ export const DEFAULT_EVALUATE_MEASURES: readonly string[] = Object.freeze([
  * precision) `{"mean": {...}, "per_query": {qid: {...}}, "excluded": [...], "ignored": [...], "warnings": [...]}`.
  * stderr: how many questions were scored, excluded questions (no grade ≥ threshold), ignored run questions and
  * warnings, one per line.
- * @throws HarnessError `QRELS_INVALID` / `RUN_INVALID` (unreadable or bad file, with file and line),
+ * @throws HarnessError `QRELS_INVALID` / `RUN_INVALID` (unreadable or bad file, with file and line; `QRELS_INVALID`
+ *   also when no question can be scored),
  *   `MEASURE_UNKNOWN` (bad measure name), `USAGE` (bad threshold).
  */
 export function runEvaluateCommand(opts: EvaluateCommandOptions): { stdout: string; stderr: string } {
@@ -88,6 +90,16 @@ export function runEvaluateCommand(opts: EvaluateCommandOptions): { stdout: stri
 
   const err: string[] = [];
   const scored = Object.keys(result.perQuery).length;
+  // Issue 24: a mean over no question is no result (an empty qrels file, a wrong threshold, disjoint question ids).
+  if (scored === 0)
+    throw new HarnessError(
+      'QRELS_INVALID',
+      `${opts.qrels}: no question could be scored (${qrels.size} question(s) in the qrels, ${result.excluded.length} with no judgement of grade >= ${threshold}, ${result.ignored.length} run question(s) not in the qrels)`,
+      {
+        location: { file: opts.qrels },
+        remedy: 'pass the qrels that belong to this run, with at least one judgement at or above --threshold',
+      },
+    );
   err.push(`scored ${scored} question(s) of ${qrels.size} in ${opts.qrels}`);
   if (result.excluded.length > 0) {
     err.push(

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { HarnessError, isHarnessError } from '../errors.js';
+import { resourceError } from '../store/resource.js';
 import type { SweepOptions } from '../run/sweep.js';
 import { registerLlmCommands } from './llm.js';
 
@@ -460,6 +461,19 @@ export function buildProgram(io: CliIo = processIo): Command {
     });
 
   program
+    .command('doctor')
+    .description('verify a cache folder (checkpoints, cached vectors, GloVe tables, temporaries) and list what it would drop')
+    .argument('<cacheDir>', "the config's cacheDir (default .cache/retrieval-sweep)")
+    .option('--fix', 'drop what fails its checks (a sweep recomputes it)')
+    .option('--json', 'print JSON {"dir", "checked", "findings", "fixed"}')
+    .action(async (dir: string, opts: { fix?: boolean; json?: boolean }) => {
+      const { doctorCache, formatDoctor } = await import('../run/doctor.js');
+      const r = doctorCache(dir, { fix: Boolean(opts.fix) });
+      io.stdout(opts.json ? `${JSON.stringify(r, null, 2)}\n` : formatDoctor(r));
+      if (r.findings.length > 0 && !r.fixed) process.exitCode = EXIT.input;
+    });
+
+  program
     .command('schema')
     .description('write the JSON Schemas of a config and of a questions.jsonl line (for editor completion)')
     .option('-o, --out <dir>', 'folder to write config.schema.json and question.schema.json into', 'schema')
@@ -511,6 +525,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     }
     if (isHarnessError(e)) {
       io.stderr(`error: ${e.format()}\n`);
+      return EXIT.input;
+    }
+    // A full disk, a permission, a path through a file...: the user's to fix (issue 24), exit 1 naming the path.
+    const resource = resourceError(e);
+    if (resource) {
+      io.stderr(`error: ${resource.format()}\n`);
       return EXIT.input;
     }
     io.stderr(

@@ -32,6 +32,18 @@ import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
 import { resolveCacheDir } from './cache-dir.js';
 
+/**
+ * Default of `limits.maxConfigurations` (the grid guard, src/config/limits.ts): 10,000. Measured on the helpdesk demo
+ * (93 questions, k up to 100): a finished sweep holds about 3.9 KB of heap per configuration and question (rankings,
+ * per-question details, statistics), so 10,000 configurations of 93 questions take about 3.6 GB, inside the 4.3 GB
+ * heap Node 20 gives itself on a 24 GB machine; the 100,000 of issue 24's breaker pass ran out of heap.
+ */
+export const DEFAULT_MAX_CONFIGURATIONS = 10_000;
+
+/** Largest `statistics.resamples` accepted: 100,000 (50 times the default). */
+export const MAX_RESAMPLES = 100_000;
+import { maxOf } from '../bounded.js';
+
 const chunkSizeSchema = z.union([
   z.literal('none'),
   z.number().int('must be a whole number of tokens').min(1, 'must be at least 1 token'),
@@ -304,6 +316,7 @@ export const configSchema = z
           .number()
           .int()
           .min(1000, 'must be at least 1000')
+          .max(MAX_RESAMPLES, `must be at most ${MAX_RESAMPLES} (each resample costs time for every configuration and metric)`)
           .default(2000)
           .describe('Bootstrap resamples for the confidence intervals.'),
         alpha: z.number().gt(0).lt(1).default(0.05).describe('Significance level of the intervals and tiers.'),
@@ -356,8 +369,19 @@ export const configSchema = z
       .strict()
       .default({ condensed: false, warnBelow: 0.5, maxSpread: 0.2 })
       .describe('Unjudged documents: condensed-list columns and the report’s judged@k warnings (docs/metrics.md).'),
+    cacheDir: z
+      .string()
+      .min(1, 'must not be empty')
+      .optional()
+      .describe(
+        'Where embedding vectors, model tables and checkpoints are cached; relative to the config file. Default: $RETRIEVAL_SWEEP_CACHE (relative to the working directory), else $XDG_CACHE_HOME/retrieval-sweep, else ~/.cache/retrieval-sweep.',
+      ),
+    concurrency: positiveInt.default(2).describe('How many retrieval jobs run at once.'),
     limits: z
       .object({
+        maxConfigurations: positiveInt
+          .default(DEFAULT_MAX_CONFIGURATIONS)
+          .describe('Largest grid accepted (configurations = rows); validate and run refuse a larger one before any work, printing the count.'),
         stallSeconds: z
           .number()
           .gt(0, 'must be a number of seconds > 0')
@@ -367,16 +391,8 @@ export const configSchema = z
           ),
       })
       .strict()
-      .default({ stallSeconds: 300 })
-      .describe('Limits that keep a sweep from waiting forever.'),
-    cacheDir: z
-      .string()
-      .min(1, 'must not be empty')
-      .optional()
-      .describe(
-        'Where embedding vectors, model tables and checkpoints are cached; relative to the config file. Default: $RETRIEVAL_SWEEP_CACHE (relative to the working directory), else $XDG_CACHE_HOME/retrieval-sweep, else ~/.cache/retrieval-sweep.',
-      ),
-    concurrency: positiveInt.default(2).describe('How many retrieval jobs run at once.'),
+      .default({ maxConfigurations: DEFAULT_MAX_CONFIGURATIONS, stallSeconds: 300 })
+      .describe('Bounds: the grid guard checked before a sweep starts, and the stall limit that keeps a unit from waiting forever.'),
   })
   .strict();
 
@@ -442,7 +458,7 @@ const rules: ((c: WrittenConfig) => [string, string][])[] = [
     return [];
   },
   function hybridDepthCoversK(c) {
-    const maxK = Math.max(...c.topK);
+    const maxK = maxOf(c.topK);
     if (c.modes.includes('hybrid') && c.hybrid.depth < maxK)
       return [['hybrid.depth', `hybrid.depth (${c.hybrid.depth}) must be at least the largest topK (${maxK}); each list fed to fusion needs that many results`]];
     return [];

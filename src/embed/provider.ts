@@ -44,6 +44,11 @@ export interface EmbeddingProvider {
    * server reported in its responses' `usage` (0 when it reports none). Local providers leave it out.
    */
   stats?(): { requests: number; retries: number; retryWaitSeconds: number; promptTokens: number };
+  /**
+   * Optional: what the sweep should warn about after loading, e.g. a derived file on disk that failed its checks and
+   * was rebuilt (glove-100d's binary table). Each message names the file.
+   */
+  warnings?(): string[];
   /** Releases the model (worker threads, ONNX sessions). Idempotent. */
   close(): Promise<void>;
 }

@@ -84,6 +84,8 @@ export interface ServerEmbeddingOptions {
   timeoutMs: number;
   /** Retries of one request after 429, 5xx, a timeout, a reset connection or a malformed answer. Default 5. */
   maxRetries: number;
+  /** Largest response body read, in bytes; absent = the HTTP layer's default (256 MiB, net/http.ts). */
+  maxResponseBytes?: number;
 }
 
 /** Default requests in flight for a server provider. */
@@ -156,7 +158,7 @@ const UNKNOWN_MODEL_MESSAGE =
   'must be use-lite, glove-100d, transformers:<hub id or folder> (e.g. transformers:Xenova/all-MiniLM-L6-v2) or openai:<server model name> with a baseUrl';
 
 /** Keys that only an `openai:` entry may carry. */
-const SERVER_KEYS = ['baseUrl', 'apiKeyEnv', 'dimensions', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'timeoutMs', 'maxRetries'] as const;
+const SERVER_KEYS = ['baseUrl', 'apiKeyEnv', 'dimensions', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'timeoutMs', 'maxRetries', 'maxResponseBytes'] as const;
 
 const positiveInt = () => z.number().int('must be a whole number').min(1, 'must be at least 1');
 
@@ -195,6 +197,9 @@ export const embeddingSpecObjectSchema = z
     tokensPerMinute: positiveInt().nullable().optional(),
     timeoutMs: positiveInt().optional(),
     maxRetries: z.number().int('must be a whole number').min(0, 'must be at least 0').max(20, 'must be at most 20').optional(),
+    maxResponseBytes: positiveInt()
+      .optional()
+      .describe('Largest response body read from the server, in bytes (default 268435456 = 256 MiB); a larger answer fails the request naming the limit.'),
   })
   .strict()
   .superRefine((o, ctx) => {
@@ -242,6 +247,7 @@ function fill(input: EmbeddingSpecInput): EmbeddingSpec {
         tokensPerMinute: (w.tokensPerMinute as number | null | undefined) ?? null,
         timeoutMs: (w.timeoutMs as number | undefined) ?? DEFAULT_SERVER_TIMEOUT_MS,
         maxRetries: (w.maxRetries as number | undefined) ?? DEFAULT_SERVER_MAX_RETRIES,
+        ...(w.maxResponseBytes !== undefined ? { maxResponseBytes: w.maxResponseBytes as number } : {}),
       }
     : undefined;
   return {

@@ -30,6 +30,7 @@ import type { Doc, Question } from '../types.js';
 import { DOCUMENT_UNREADABLE } from './documents.js';
 import { forEachLine } from './lines.js';
 import type { LabelPolicy } from './questions.js';
+import { minOf } from '../bounded.js';
 
 /** Options of {@link loadBeir}. */
 export interface LoadBeirOptions {
@@ -89,7 +90,7 @@ export async function loadBeir(
       'LABEL_INVALID',
       `${listed.length} qrels row${listed.length > 1 ? 's name' : ' names'} a missing query or document: ${listed.join('; ')}`,
       {
-        location: { file: qrelsFile, line: Math.min(...[...missingQueries, ...missingDocs].map((m) => m.line)) },
+        location: { file: qrelsFile, line: Math.min(minOf(missingQueries.map((m) => m.line)), minOf(missingDocs.map((m) => m.line))) },
         remedy:
           'use the qrels that belong to this corpus, or set the dataset option labels: keep (count missing documents ' +
           'as unretrievable, trec_eval style) or labels: drop (remove them); missing queries are left out under both',

@@ -6,6 +6,7 @@
  * - `folder`: `docs/` present → documents read from docs/ (see documents.ts) + questions.jsonl (see questions.ts).
  */
 import { createHash } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
@@ -15,6 +16,7 @@ import { JsonHashWriter } from './json-hash.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
 import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
+import { appendAll } from '../bounded.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -130,14 +132,16 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
-  warnings.push(...scan.warnings);
+  appendAll(warnings, scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
-  const parsed = parseQuestions(await readFile(questionsFile, 'utf8'), questionsFile, docMap, {
+  const questionBytes = await readFile(questionsFile);
+  appendAll(warnings, invalidUtf8Warnings(questionsFile, questionBytes));
+  const parsed = parseQuestions(questionBytes.toString('utf8'), questionsFile, docMap, {
     labels,
     strictness: spec.strictness ?? 'strict',
   });
-  warnings.push(...parsed.warnings);
+  appendAll(warnings, parsed.warnings);
   return {
     name,
     root,
@@ -223,4 +227,28 @@ async function isFile(p: string): Promise<boolean> {
 
 async function isDirectory(p: string): Promise<boolean> {
   return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+/**
+ * One warning for a questions.jsonl that is not valid UTF-8 (issue 24: documents got one, questions did not): names the
+ * file and up to 5 line numbers whose invalid bytes were read as U+FFFD. Empty for valid UTF-8.
+ */
+export function invalidUtf8Warnings(file: string, bytes: Buffer): string[] {
+  if (isUtf8(bytes)) return [];
+  const lines: number[] = [];
+  let count = 0;
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    if (!isUtf8(bytes.subarray(start, end))) {
+      count++;
+      if (lines.length < 5) lines.push(line);
+    }
+    start = end + 1;
+  }
+  return [
+    `${file}: ${count} line(s) are not valid UTF-8 (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}${count > lines.length ? ', ...' : ''}); ` +
+      'their invalid bytes were read as U+FFFD; save the file as UTF-8',
+  ];
 }

@@ -12,6 +12,10 @@
  *   wrong dimension, non-finite numbers), at most `invalidRetries` times (default 1): a server that glitches once is
  *   survived, one that is consistently wrong is an error, never a silent misalignment.
  *
+ * Bounded: a response body is read chunk by chunk and the read stops, with an error naming the limit, as soon as it
+ * (or its `Content-Length`) passes `maxResponseBytes` (default {@link DEFAULT_MAX_RESPONSE_BYTES}); that is never
+ * retried (the same request would get the same answer).
+ *
  * Never retried: any other 4xx (a wrong key, model or body is one clear error naming the URL and the status), a
  * refused connection or unknown host (nothing listens there: start the server or fix `baseUrl`).
  *
@@ -76,7 +80,19 @@ export interface HttpClientOptions {
   random?: () => number;
   /** fetch implementation. Default the global `fetch`. */
   fetch?: typeof fetch;
+  /**
+   * Largest response body read, in bytes (integer ≥ 1). Default {@link DEFAULT_MAX_RESPONSE_BYTES}. A larger body
+   * fails the request (kind `too-large`, not retried) without being held in memory.
+   */
+  maxResponseBytes?: number;
 }
+
+/**
+ * Default cap of one response body: 256 MiB. The largest sane batch is an embedding answer of 2,048 inputs (OpenAI's
+ * per-request cap) × 3,072 dimensions (text-embedding-3-large) as JSON numbers of about 20 characters each: 126 MB,
+ * so the default has twice that; a reranker's answer is far smaller.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 /** Counters since the client was created. */
 export interface HttpStats {
@@ -100,8 +116,11 @@ export class InvalidResponse extends Error {
 
 /** How one attempt failed; the `cause` of the {@link HarnessError} thrown when a request finally fails. */
 export class HttpFailure extends Error {
-  /** `status`: an HTTP error status; `timeout`; `network`: reset or refused; `invalid`: `parse` rejected the body. */
-  readonly kind: 'status' | 'timeout' | 'network' | 'invalid';
+  /**
+   * `status`: an HTTP error status; `timeout`; `network`: reset or refused; `invalid`: `parse` rejected the body;
+   * `too-large`: the body passed `maxResponseBytes`.
+   */
+  readonly kind: 'status' | 'timeout' | 'network' | 'invalid' | 'too-large';
   /** HTTP status for `kind: 'status'` (and `invalid`: the 2xx status). */
   readonly status: number | undefined;
   /** The system error code of a network failure (`ECONNRESET`, `ECONNREFUSED`, ...). */
@@ -124,6 +143,17 @@ export class HttpFailure extends Error {
     this.retryAfterMs = o.retryAfterMs;
   }
 }
+
+/**
+ * Ports `fetch` refuses to connect to ("bad ports", WHATWG Fetch standard §2.9 "port blocking"); a baseUrl naming one
+ * is a configuration error, not a connection that keeps dropping.
+ */
+export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115,
+  117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601,
+  636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697,
+  10080,
+]);
 
 /** Statuses retried besides 5xx. */
 const RETRY_STATUS = new Set([408, 429]);
@@ -246,7 +276,8 @@ export class HttpClient {
 
   /**
    * Throws `HarnessError(errorCode)` when `apiKeyEnv` is named but that variable is unset or empty (the remedy says
-   * to export it), and `HarnessError('CONFIG_INVALID')` when `baseUrl` is not an http(s) URL.
+   * to export it), and `HarnessError('CONFIG_INVALID')` when `baseUrl` is not an http(s) URL, names a port fetch refuses
+   * ({@link FETCH_BAD_PORTS}), or `maxResponseBytes` is not a whole number ≥ 1.
    */
   constructor(opts: HttpClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -277,7 +308,14 @@ export class HttpClient {
       clock: opts.clock ?? realClock,
       random: opts.random ?? Math.random,
       fetch: opts.fetch ?? globalThis.fetch,
+      maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     };
+    if (!Number.isInteger(this.o.maxResponseBytes) || this.o.maxResponseBytes < 1) {
+      throw new HarnessError('CONFIG_INVALID', `${opts.configPath}.maxResponseBytes (${this.o.maxResponseBytes}) must be a whole number ≥ 1`, {
+        location: { path: `${opts.configPath}.maxResponseBytes` },
+        remedy: `leave it out for the default (${DEFAULT_MAX_RESPONSE_BYTES} bytes)`,
+      });
+    }
     this.apiKeyEnv = opts.apiKeyEnv ?? null;
     if (this.apiKeyEnv !== null) {
       const env = opts.env ?? process.env;
@@ -289,6 +327,13 @@ export class HttpClient {
         });
       }
       this.key = key;
+    }
+    const port = url.port === '' ? undefined : Number(url.port);
+    if (port !== undefined && FETCH_BAD_PORTS.has(port)) {
+      throw new HarnessError('CONFIG_INVALID', `${opts.configPath}.baseUrl ${JSON.stringify(opts.baseUrl)} uses port ${port}, which fetch refuses to connect to (a blocked "bad port" of the Fetch standard)`, {
+        location: { path: `${opts.configPath}.baseUrl` },
+        remedy: 'serve the model on another port (8080, 8000, 11434 ...) and put that port in baseUrl',
+      });
     }
     this.limit = pLimit(this.o.concurrency);
     const rpm = opts.requestsPerMinute ?? null;
@@ -343,7 +388,7 @@ export class HttpClient {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.key !== undefined) headers.authorization = `Bearer ${this.key}`;
     let status = 0;
-    let text: string;
+    let text: string | HttpFailure;
     let retryAfter: string | null = null;
     try {
       const res = await this.o.fetch(url, {
@@ -354,7 +399,7 @@ export class HttpClient {
       });
       status = res.status;
       retryAfter = res.headers.get('retry-after');
-      text = await res.text();
+      text = await readCapped(res, this.o.maxResponseBytes);
     } catch (e) {
       const name = (e as { name?: unknown } | null)?.name;
       if (name === 'TimeoutError' || name === 'AbortError') {
@@ -367,6 +412,7 @@ export class HttpClient {
         retryable: errno === undefined || !NO_RETRY_ERRNO.has(errno),
       });
     }
+    if (text instanceof HttpFailure) return text;
     if (status < 200 || status > 299) {
       const snippet = this.redact(text.replace(/\s+/g, ' ').trim().slice(0, 300));
       const ra = parseRetryAfter(retryAfter, this.o.clock.now());
@@ -419,6 +465,7 @@ export class HttpClient {
       return 'check baseUrl, the model name and the server log';
     }
     if (f.kind === 'timeout') return 'the server is too slow: raise timeoutMs or lower batchSize';
+    if (f.kind === 'too-large') return `lower batchSize (fewer inputs per request), or raise ${this.o.configPath}.maxResponseBytes if answers this large are expected`;
     if (f.kind === 'network') {
       return f.errno !== undefined && NO_RETRY_ERRNO.has(f.errno)
         ? `nothing answers at ${this.baseUrl}: start the server (see docs/integrations.md) or fix baseUrl`
@@ -426,4 +473,34 @@ export class HttpClient {
     }
     return 'the server answered with the wrong shape: check that baseUrl points at a server of this protocol';
   }
+}
+
+/**
+ * The body of `res` as UTF-8 text, read chunk by chunk, or a `too-large` {@link HttpFailure} as soon as the bytes (or a
+ * declared `Content-Length`) pass `max`; the rest of the stream is then cancelled, so at most `max` bytes plus one
+ * chunk are ever held. Network errors while reading propagate (the caller maps them).
+ */
+async function readCapped(res: Response, max: number): Promise<string | HttpFailure> {
+  const tooLarge = (n: string) =>
+    new HttpFailure('too-large', `the response body was too large: ${n} bytes, more than the limit of ${max} bytes (maxResponseBytes)`, { retryable: false });
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => undefined);
+    return tooLarge(String(declared));
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge(`over ${total}`);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts, total).toString('utf8');
 }

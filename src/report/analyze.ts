@@ -32,6 +32,7 @@ import { kCurves, type KCurve } from './choose-k.js';
 import { isRelevant, manifestValue, relevanceThreshold, rerankKey, sortMetricNames, splitMeasure, topFolder } from './metrics.js';
 import { allWarnings, excludedWarning, failedWarning } from './warnings.js';
 import { unjudgedAnalysis, type UnjudgedAnalysis } from './unjudged.js';
+import { maxOf } from '../bounded.js';
 
 /** Options of {@link analyze}. */
 export interface AnalyzeOptions {
@@ -1135,14 +1136,14 @@ function cutoffAnalysis(result: SweepResult, primaryK: number | null, threshold:
     const mine = result.configs.filter((r) => r.status === 'ok' && r.config.mode === 'semantic' && r.config.embedding === model);
     const atPrimary = mine.filter((r) => r.config.k === primaryK);
     let chunking = bestBy(atPrimary, (r) => r.means[result.primaryMetric])?.config.chunkingKey;
-    const maxK = Math.max(...mine.map((r) => r.config.k));
+    const maxK = maxOf(mine.map((r) => r.config.k));
     if (chunking === undefined) {
       const family = splitMeasure(result.primaryMetric).family;
       chunking = bestBy(mine.filter((r) => r.config.k === maxK), (r) => r.means[`${family}@${maxK}`])?.config.chunkingKey;
     }
     const sameChunking = mine.filter((r) => r.config.chunkingKey === chunking);
     const pool = sameChunking.length > 0 ? sameChunking : mine;
-    const k = Math.max(...pool.map((r) => r.config.k));
+    const k = maxOf(pool.map((r) => r.config.k));
     const row = pool.find((r) => r.config.k === k)!;
     const list: { qid: string; docId: string; score: number; relevant: boolean }[] = [];
     for (const d of row.perQuery) {

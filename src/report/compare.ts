@@ -22,6 +22,7 @@ import {
 import type { AnalyzeOptions } from './analyze.js';
 import { escapeMd, fmt3, fmtP, fmtSigned, fmtSignedCI, textTable } from './format.js';
 import { manifestValue, rerankKey, splitMeasure } from './metrics.js';
+import { appendAll } from '../bounded.js';
 
 /** One compared quantity: means of A (the baseline) and B on the shared questions and the paired difference B − A. */
 export interface PairedDiff {
@@ -584,7 +585,7 @@ export function formatComparisonText(out: RunsComparison): string {
           fmtP(r.pHolm),
           r.regression ? '* regression' : r.significant ? '*' : '',
         ]);
-      lines.push(...textTable(table, { leftColumns: 4 }));
+      appendAll(lines, textTable(table, { leftColumns: 4 }));
     }
     if (c.identical.length > 0 && c.rows.length > 0)
       lines.push(`Identical on every question (not tested): ${c.identical.map((x) => x.configId).slice(0, 8).join(', ')}${c.identical.length > 8 ? `, … (${c.identical.length})` : ''}`);

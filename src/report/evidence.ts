@@ -4,6 +4,7 @@
  */
 import type { SweepResult } from '../types.js';
 import { fmt3 } from './format.js';
+import { maxOf } from '../bounded.js';
 
 /** A table of display strings: a header and rows, with a caption. */
 export interface TextTable {
@@ -75,7 +76,7 @@ export function evidenceSection(result: SweepResult): EvidenceSection | null {
       `Rows at k = ${k}. span recall = share of evidence spans with a relevant chunk in the top k; evidence recall = share of ` +
       `evidence characters the top k covers; precision = share of retrieved characters that are evidence; tokens = what ` +
       `the top k hands to a model (mean). The last columns fill the token budget from the top of each ranking ` +
-      `(at most ${Math.max(...result.configs.map((c) => c.config.k))} chunks): the fair comparison across chunk sizes.`,
+      `(at most ${maxOf(result.configs.map((c) => c.config.k))} chunks): the fair comparison across chunk sizes.`,
     header: [
       'configuration',
       `span recall@${k}`,

@@ -16,6 +16,7 @@ import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rera
 import { kCurveRows, selectionParagraph } from './verdicts.js';
 import { fmtQueryMs } from './timing.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
+import { maxOf, minOf } from '../bounded.js';
 
 const STYLE = `
 :root{--fg:#1d1d1f;--muted:#666;--line:#ddd;--accent:#0072B2;--bad:#b00020;--good:#1b7f3b}
@@ -353,8 +354,8 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
   const find = (g: Group, ck: string, k: number): ConfigResult | undefined =>
     result.configs.find((c) => c.config.mode === g.mode && c.config.embedding === g.model && c.config.chunkingKey === ck && c.config.k === k);
   const allVals = result.configs.map(val).filter((v): v is number => v !== null);
-  const vmin = allVals.length ? Math.min(...allVals) : 0;
-  const vmax = allVals.length ? Math.max(...allVals) : 1;
+  const vmin = allVals.length ? minOf(allVals) : 0;
+  const vmax = allVals.length ? maxOf(allVals) : 1;
   const gs = groups(result);
   const recommended = analysis.best !== null && analysis.evidence.enough;
   body.push(
@@ -435,7 +436,7 @@ export function renderHtml(result: SweepResult, analysis: Analysis): string {
       hbars({
         title: 'mean top-1 cosine',
         bars: analysis.models.rows.map((m, i) => ({ label: m.model, value: m.meanTop1Cosine, color: SERIES_COLORS[i % SERIES_COLORS.length] })),
-        min: Math.min(0, ...cos),
+        min: minOf(cos, 0),
         max: 1,
       }),
     );

@@ -10,6 +10,7 @@ import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, 
 import { kCurveRows, selectionParagraph } from './verdicts.js';
 import { clearlyFaster, fmtQueryMs } from './timing.js';
 import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
+import { appendAll } from '../bounded.js';
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
@@ -224,12 +225,12 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
   const compHeader = ['configuration', 'retriever', 'chunking', pm, '95% CI', ...(jm ? [jm] : []), 'diff vs best', `diff ${fmtLevel(analysis.comparisonLevel)} CI`, 'p', 'p (Holm)', 'MC error', 'ms/query'];
   if (analysis.best) {
     out.push(`## Tier 1: not significantly worse than the best on ${pm}`, '');
-    out.push(...mdTable(compHeader, analysis.tier1.map(compRow)), '');
+    appendAll(out, mdTable(compHeader, analysis.tier1.map(compRow))).push('');
     if (analysis.comparisons.length > 0) out.push(intervalNote(analysis), '');
     const tier2 = analysis.comparisons.filter((c) => c.tierDecided && c.tier === 2);
     if (tier2.length > 0) {
       out.push(`## Tier 2: significantly worse than the best (Holm-adjusted p < ${analysis.alpha})`, '');
-      out.push(...mdTable(compHeader, tier2.map((c) => compRow(c.id))), '');
+      appendAll(out, mdTable(compHeader, tier2.map((c) => compRow(c.id)))).push('');
     }
     if (analysis.undecided.length > 0) {
       out.push(`## Undecided at ${analysis.maxResamples} resamples`, '');
@@ -268,7 +269,7 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
       fmtQueryMs(r),
     ];
   });
-  out.push(...mdTable(mHeader, mRows), '');
+  appendAll(out, mdTable(mHeader, mRows)).push('');
 
   // Models.
   if (analysis.models.rows.length > 0) {
@@ -459,15 +460,15 @@ export function renderMarkdown(result: SweepResult, analysis: Analysis): string 
   // Failed.
   out.push(`## Failed configurations (${analysis.failed.length})`, '');
   if (analysis.failed.length === 0) out.push('None.', '');
-  else out.push(...mdTable(['configuration', 'error'], analysis.failed.map((f) => [code(f.id), escapeMd(clip(f.error, 400))])), '');
+  else appendAll(out, mdTable(['configuration', 'error'], analysis.failed.map((f) => [code(f.id), escapeMd(clip(f.error, 400))]))).push('');
 
   // Warnings.
   out.push(`## Warnings (${analysis.warnings.length})`, '');
   if (analysis.warnings.length === 0) out.push('None.', '');
-  else out.push(...analysis.warnings.map((w) => `- ${escapeMd(w)}`), '');
+  else appendAll(out, analysis.warnings.map((w) => `- ${escapeMd(w)}`)).push('');
 
   out.push('## Method', '');
-  out.push(...methodLines(result, analysis).map((l) => `- ${escapeMd(l)}`), '');
+  appendAll(out, methodLines(result, analysis).map((l) => `- ${escapeMd(l)}`)).push('');
   return out.join('\n');
 }
 

@@ -41,12 +41,25 @@ export interface RecheckInput {
   qrels: (chunkingKey: string | null) => Qrels;
   /** `runs/<config id>.trec`. */
   run: (configId: string) => Run;
+  /**
+   * The other copies of the numbers (issue 24): matrix.json's flat columns (read from `rows` themselves), matrix.csv's
+   * rows (header → cell text, by `config_id`), and per-query.jsonl's metrics (config id → qid → measure → value).
+   * Each is compared when given.
+   */
+  csvRows?: readonly Record<string, string>[];
+  perQuery?: ReadonlyMap<string, ReadonlyMap<string, Record<string, number>>>;
 }
 
 /** One value that does not agree. `run` is null when the evaluator gave no value for the measure. */
 export interface RecheckDisagreement {
   configId: string;
+  /** `ndcg@5`; for a per-question copy `ndcg@5 q12`. */
   measure: string;
+  /**
+   * Which copy disagrees with which: `matrix.json` (nested metrics vs the run, the default), `matrix.json flat`
+   * (flat column vs nested), `matrix.csv` (csv cell vs matrix.json), `per-query.jsonl` (a question's value vs the run).
+   */
+  copy?: string;
   matrix: number;
   run: number | null;
   /** |matrix − run|, Infinity when run is null. */
@@ -106,13 +119,30 @@ export function recheckRuns(input: RecheckInput): RecheckReport {
     const names = recheckableMeasures(input.level, Object.keys(row.metrics));
     const qrels = input.qrels(input.level === 'document' ? null : chunkingKeyOfRow(row));
     const ev = evaluate(qrels, input.run(row.config_id), names.map(parseMeasure), { relevanceThreshold: input.relevanceThreshold });
-    for (const n of names) {
-      const got = ev.mean[n];
-      const run = typeof got === 'number' && Number.isFinite(got) ? got : null;
-      const diff = run === null ? Infinity : Math.abs(run - row.metrics[n]);
+    const compare = (measure: string, matrix: number, got: unknown, copy?: string) => {
+      const other = typeof got === 'number' && Number.isFinite(got) ? got : null;
+      const diff = other === null ? Infinity : Math.abs(other - matrix);
       values++;
       maxDiff = Math.max(maxDiff, diff);
-      if (!(diff <= RECHECK_TOLERANCE)) disagreements.push({ configId: row.config_id, measure: n, matrix: row.metrics[n], run, diff });
+      if (!(diff <= RECHECK_TOLERANCE)) disagreements.push({ configId: row.config_id, measure, matrix, run: other, diff, ...(copy ? { copy } : {}) });
+    };
+    for (const n of names) compare(n, row.metrics[n], ev.mean[n]);
+    // Every other copy of the row's numbers: the flat columns (`ndcg` of a k = 5 row is `ndcg@5`), matrix.csv, and
+    // each question's values in per-query.jsonl against the run's per-question values.
+    const flat = row as unknown as Record<string, unknown>;
+    const csv = input.csvRows?.find((r) => r.config_id === row.config_id);
+    if (input.csvRows && !csv) compare('(row)', 0, null, 'matrix.csv');
+    for (const n of Object.keys(row.metrics)) {
+      const at = n.lastIndexOf('@');
+      const column = n.slice(0, at);
+      if (at < 0 || n.slice(at + 1) !== String(flat.k) || !(column in flat)) continue;
+      compare(n, row.metrics[n], flat[column], 'matrix.json flat');
+      if (csv) compare(n, row.metrics[n], csv[column] === undefined || csv[column] === '' ? null : Number(csv[column]), 'matrix.csv');
+    }
+    const pq = input.perQuery?.get(row.config_id);
+    if (input.perQuery && !pq) compare('(rows)', 0, null, 'per-query.jsonl');
+    for (const [qid, values] of pq ?? []) {
+      for (const n of names) compare(`${n} ${qid}`, ev.perQuery[qid]?.[n] ?? Number.NaN, values[n], 'per-query.jsonl');
     }
     configs++;
   }
@@ -133,7 +163,11 @@ export function formatRecheck(r: RecheckReport, shown = 20): string {
     lines.push(`${r.skipped.length} configuration${r.skipped.length > 1 ? 's' : ''} not re-scored, no run to check: ${ids}${r.skipped.length > shown ? `, … and ${r.skipped.length - shown} more` : ''}`);
   }
   for (const d of r.disagreements.slice(0, shown))
-    lines.push(`  ${d.configId} ${d.measure}: matrix ${d.matrix} vs run ${d.run ?? 'missing'} (|diff| ${d.diff === Infinity ? 'Infinity' : d.diff.toExponential(2)})`);
+    lines.push(
+      d.copy
+        ? `  ${d.configId} ${d.measure}: ${d.copy} holds ${d.run ?? 'nothing'} where ${d.copy === 'per-query.jsonl' ? 'the run gives' : 'matrix.json holds'} ${d.matrix} (|diff| ${d.diff === Infinity ? 'Infinity' : d.diff.toExponential(2)})`
+        : `  ${d.configId} ${d.measure}: matrix ${d.matrix} vs run ${d.run ?? 'missing'} (|diff| ${d.diff === Infinity ? 'Infinity' : d.diff.toExponential(2)})`,
+    );
   if (r.disagreements.length > shown) lines.push(`  … and ${r.disagreements.length - shown} more`);
   return `${lines.join('\n')}\n`;
 }

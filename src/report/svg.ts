@@ -4,6 +4,7 @@
  */
 
 import { escapeHtml } from './format.js';
+import { maxOf } from '../bounded.js';
 
 /** Okabe & Ito's colour-blind-safe palette, for series. */
 export const SERIES_COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#999933', '#000000'];
@@ -47,7 +48,7 @@ export function heatmap(o: {
 }): string {
   const cw = 64;
   const ch = 28;
-  const left = Math.max(80, 8 + 7 * Math.max(...o.rowLabels.map((s) => s.length)));
+  const left = Math.max(80, 8 + 7 * maxOf(o.rowLabels.map((s) => s.length)));
   const top = 34;
   const w = left + cw * o.colLabels.length + 10;
   const h = top + ch * o.rowLabels.length + 34;
@@ -182,7 +183,7 @@ export function histogram(o: { title: string; binLabels: string[]; series: { nam
   const bottom = 56;
   const pw = w - left - 12;
   const ph = h - top - bottom;
-  const max = Math.max(1, ...o.series.flatMap((s) => s.counts));
+  const max = maxOf(o.series.flatMap((s) => s.counts), 1);
   const gw = pw / Math.max(1, o.binLabels.length);
   const bw = (gw - 2) / Math.max(1, o.series.length);
   const parts = [svgOpen(w, h, o.title, 'chart hist')];
@@ -223,7 +224,7 @@ export function hbars(o: {
   max: number;
   reference?: { value: number; label: string };
 }): string {
-  const left = Math.min(260, Math.max(90, 8 + 7 * Math.max(0, ...o.bars.map((b) => b.label.length))));
+  const left = Math.min(260, Math.max(90, 8 + 7 * maxOf(o.bars.map((b) => b.label.length), 0)));
   const w = left + 300;
   const bh = 18;
   const top = 30;

@@ -7,6 +7,7 @@ import type { Analysis } from './analyze.js';
 import { fmt3, fmtCI, fmtP, fmtSigned, textTable } from './format.js';
 import { isDagger, recommendationText } from './markdown.js';
 import { fmtQueryMs } from './timing.js';
+import { appendAll } from '../bounded.js';
 
 /** Most tier-1 rows listed before "… and N more". */
 export const TERMINAL_MAX_ROWS = 15;
@@ -51,7 +52,7 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
         fmtQueryMs(result.configs[i]),
       ]);
     }
-    lines.push(...textTable(table).map((l) => `  ${l}`));
+    appendAll(lines, textTable(table).map((l) => `  ${l}`));
     if (analysis.tier1.length > shown.length) lines.push(`  … and ${analysis.tier1.length - shown.length} more tier-1 rows (see report.md)`);
     lines.push('');
   }

@@ -65,6 +65,49 @@ export function trecId(id: string): string {
     : id;
 }
 
+/**
+ * Inverse of {@link trecId}: `%XX` (or `%XXXX` for a wider space such as U+3000) that encodes whitespace or `%` is
+ * decoded; any other `%` is kept. Pure.
+ */
+export function decodeTrecId(id: string): string {
+  if (!id.includes('%')) return id;
+  return id.replace(/%([0-9A-F]{4}|[0-9A-F]{2})/g, (m, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    if (/[\s%]/.test(c)) return c;
+    // A 4-digit match that is not whitespace may be a 2-digit code followed by two hex characters.
+    const c2 = String.fromCharCode(parseInt(hex.slice(0, 2), 16));
+    return hex.length === 4 && /[\s%]/.test(c2) ? c2 + hex.slice(2) : m;
+  });
+}
+
+/**
+ * A run read back with the ids the tool's own export percent-encoded (issue 24): a qid or docno that is not a known
+ * id but whose {@link decodeTrecId} is, is replaced by the decoded id. Returns the run and how many distinct ids were
+ * decoded (0: the run is returned unchanged).
+ */
+export function decodeRunIds<E extends { docno: string }>(
+  run: Map<string, E[]>,
+  qids: ReadonlySet<string>,
+  docIds: ReadonlySet<string>,
+): { run: Map<string, E[]>; decoded: number } {
+  const decoded = new Set<string>();
+  const fix = (id: string, known: ReadonlySet<string>) => {
+    if (known.has(id) || !id.includes('%')) return id;
+    const d = decodeTrecId(id);
+    if (d !== id && known.has(d)) {
+      decoded.add(id);
+      return d;
+    }
+    return id;
+  };
+  const out = new Map<string, E[]>();
+  for (const [q, entries] of run) {
+    const qid = fix(q, qids);
+    out.set(qid, [...(out.get(qid) ?? []), ...entries.map((e) => ({ ...e, docno: fix(e.docno, docIds) }))]);
+  }
+  return decoded.size === 0 ? { run, decoded: 0 } : { run: out, decoded: decoded.size };
+}
+
 /** qrels of the scored questions (questions left out of the means are left out here too). */
 export function qrelsOf(questions: readonly Question[]): Map<string, Map<string, number>> {
   const qrels = new Map<string, Map<string, number>>();

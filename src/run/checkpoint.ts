@@ -15,12 +15,21 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
+import { describeShort, rankingListsProblem } from './verify.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
 
-/** First bytes of a chunking checkpoint file (`<key>.chunks`). */
-const CHUNKS_MAGIC = 'RSCHUNK1';
+/**
+ * First bytes of a chunking checkpoint file (`<key>.chunks`). Format 2 adds the key and a SHA-256 of the fields to the
+ * header; a format-1 file (`RSCHUNK1`) is recomputed once.
+ */
+const CHUNKS_MAGIC = 'RSCHUNK2';
+/** Bytes before the fields: magic (8), chunk count (uint32 LE), the key (32 raw bytes), SHA-256 of the fields (32). */
+const CHUNKS_HEADER = 8 + 4 + 32 + 32;
+/** Format of a ranking checkpoint file: line 1 `{"format":2,"key":..,"sha256":..}`, line 2 the body JSON. */
+const FILE_FORMAT = 2;
 /** Int32 fields per chunk in a chunking checkpoint: doc index, ordinal, start, end, tokens. */
 const CHUNK_FIELDS = 5;
 
@@ -81,11 +90,25 @@ export class CheckpointStore {
   /** Keys served from disk during this run, and keys written. */
   readonly hits: string[] = [];
   readonly writes: string[] = [];
+  /** Files found altered, damaged, misplaced or inconsistent during this run (removed, then recomputed). */
+  readonly discarded: string[] = [];
+  private readonly warn: (message: string) => void;
 
-  constructor(cacheDir: string, enabled = true) {
+  /**
+   * @param cacheDir the sweep's `cacheDir`; checkpoints live in its `checkpoints/` folder.
+   * @param enabled false: every lookup misses and every write is a no-op (`--no-resume`).
+   * @param warn receives one message per discarded file (naming it); default: ignored.
+   */
+  constructor(cacheDir: string, enabled = true, warn: (message: string) => void = () => {}) {
     this.dir = path.join(path.resolve(cacheDir), 'checkpoints');
     this.enabled = enabled;
+    this.warn = warn;
+    // A killed run's half-written checkpoints (`*.tmp-<pid>-<ms>` of a process that is gone) are removed.
+    if (enabled) this.removedTemporaries = removeDeadTemporaries(this.dir);
   }
+
+  /** Temporaries of dead runs removed when this store was opened. */
+  readonly removedTemporaries: string[] = [];
 
   /** The key of a unit: sha256 over the JSON of its parts (object keys sorted). */
   static key(parts: Record<string, unknown>): string {
@@ -94,114 +117,222 @@ export class CheckpointStore {
       .digest('hex');
   }
 
-  /** The stored unit for `key` when it exists, is readable and reaches `depth`; otherwise undefined. */
-  get(key: string, depth: number): Checkpoint | undefined {
+  /**
+   * The stored unit for `key` when it exists, is intact and reaches `depth`; otherwise undefined. Intact means: the
+   * file's header names `key` (a file copied or renamed from another unit is caught), the SHA-256 of its body matches
+   * the header, and its lists pass {@link rankingListsProblem} (one list per question, at most the stored depth, ids the
+   * unit knows, finite scores, the tie rule's order). A file that fails is removed, named in a warning (the store's
+   * `warn`) and recomputed by the caller; a file of the earlier format (1, no content hash) is recomputed once.
+   * `expect` defaults to no question-count or id check (the lists' shape and order are still checked).
+   */
+  get(key: string, depth: number, expect?: { questions: number; isKnown?: (id: string) => boolean }): Checkpoint | undefined {
     if (!this.enabled) return undefined;
     const file = path.join(this.dir, `${key}.json`);
     if (!existsSync(file)) return undefined;
-    try {
-      const c = JSON.parse(readFileSync(file, 'utf8')) as { lists: [string, number][][]; depth: number; buildSeconds: number; queryMs: number; info?: Record<string, unknown> };
-      if (!Array.isArray(c.lists) || typeof c.depth !== 'number' || c.depth < depth) return undefined;
-      this.hits.push(key);
-      return {
-        lists: c.lists.map((l) => l.slice(0, depth).map(([id, score]) => ({ id, score }))),
-        depth,
-        buildSeconds: c.buildSeconds,
-        queryMs: c.queryMs,
-        ...(c.info ? { info: c.info } : {}),
-      };
-    } catch {
-      try {
-        unlinkSync(file);
-      } catch {
-        /* another run may have replaced it */
-      }
+    const r = this.read(file, key, depth, expect);
+    if (typeof r === 'string') {
+      this.discard(file, r);
       return undefined;
+    }
+    if (r) this.hits.push(key);
+    return r;
+  }
+
+  /**
+   * What is wrong with the ranking checkpoint `file` (named `<key>.json`), or null when it is intact: the checks of
+   * {@link get} without a question count or id check, and without removing anything (for `doctor`).
+   */
+  inspect(file: string): string | null {
+    const r = this.read(file, path.basename(file, '.json'), 0, undefined);
+    return typeof r === 'string' ? r : null;
+  }
+
+  /** The checkpoint, undefined when intact but shallower than `depth`, or the problem found. */
+  private read(file: string, key: string, depth: number, expect: { questions: number; isKnown?: (id: string) => boolean } | undefined): Checkpoint | string | undefined {
+    let problem: string;
+    try {
+      const buf = readFileSync(file);
+      const nl = buf.indexOf(0x0a);
+      const header = nl < 0 ? undefined : (parseJson(buf.toString('utf8', 0, nl)) as { format?: unknown; key?: unknown; sha256?: unknown } | undefined);
+      if (!header || header.format !== FILE_FORMAT) problem = 'was written by an earlier release (no content hash): recomputed once';
+      else if (header.key !== key) problem = `belongs to another unit (its header names ${String(header.key).slice(0, 16)}...)`;
+      else if (createHash('sha256').update(buf.subarray(nl + 1)).digest('hex') !== header.sha256) problem = 'does not match its content hash (altered or damaged)';
+      else {
+        const c = parseJson(buf.toString('utf8', nl + 1)) as { lists?: unknown; depth?: unknown; buildSeconds?: unknown; queryMs?: unknown; info?: unknown } | undefined;
+        if (!c || typeof c !== 'object') problem = 'is not JSON';
+        else if (typeof c.depth !== 'number' || !Number.isInteger(c.depth) || c.depth < 0) problem = `has depth ${describeShort(c.depth)}`;
+        else if (!isFiniteNonNegative(c.buildSeconds) || !isFiniteNonNegative(c.queryMs)) problem = 'has timings that are not finite numbers';
+        else if (c.info !== undefined && (c.info === null || typeof c.info !== 'object' || Array.isArray(c.info))) problem = 'has an info that is not an object';
+        else {
+          const bad = rankingListsProblem(c.lists, {
+            questions: expect?.questions ?? (Array.isArray(c.lists) ? c.lists.length : 0),
+            depth: c.depth,
+            ...(expect?.isKnown ? { isKnown: expect.isKnown } : {}),
+          });
+          if (bad) problem = bad;
+          else {
+            if (c.depth < depth) return undefined; // intact, but too shallow for this sweep: recomputed deeper
+            return {
+              lists: (c.lists as [string, number][][]).map((l) => l.slice(0, depth).map(([id, score]) => ({ id, score }))),
+              depth,
+              buildSeconds: c.buildSeconds as number,
+              queryMs: c.queryMs as number,
+              ...(c.info ? { info: c.info as Record<string, unknown> } : {}),
+            };
+          }
+        }
+      }
+    } catch (e) {
+      problem = `could not be read (${(e as Error).message})`;
+    }
+    return problem;
+  }
+
+  /** Removes an untrusted file and says so through `warn`. */
+  private discard(file: string, problem: string): void {
+    this.discarded.push(file);
+    this.warn(`checkpoint ${file} ${problem}; it was discarded and is recomputed`);
+    try {
+      unlinkSync(file);
+    } catch {
+      /* another run may have replaced it */
     }
   }
 
   /**
    * The chunks stored under `key` (see {@link chunkingCheckpointKey}), rebuilt against `docs`: ids `<docId>#<ordinal>`
-   * and `text = doc.text.slice(start, end)`. Undefined when absent, disabled, or not consistent with `docs` (a document
-   * index or range out of bounds): an unusable file is removed and recomputed, never trusted.
+   * and `text = doc.text.slice(start, end)`. Undefined when absent, disabled, or not intact: the header must name `key`
+   * and carry the SHA-256 of the fields (so a range moved inside its document's bounds is caught too), and every chunk
+   * must fit `docs` (document index and range in bounds). An unusable file is removed with a warning naming it and
+   * recomputed, never trusted; a format-1 file (no checksum) is recomputed once.
    */
   getChunks(key: string, docs: readonly Doc[]): Chunk[] | undefined {
     if (!this.enabled) return undefined;
     const file = path.join(this.dir, `${key}.chunks`);
     if (!existsSync(file)) return undefined;
+    const r = this.readChunks(file, key, docs);
+    if (typeof r === 'string') {
+      this.discard(file, r);
+      return undefined;
+    }
+    this.hits.push(key);
+    return r;
+  }
+
+  /**
+   * What is wrong with the chunking checkpoint `file` (named `<key>.chunks`), or null when its header, key and checksum
+   * hold (the documents are not at hand, so ranges are not checked against them). Removes nothing (for `doctor`).
+   */
+  inspectChunks(file: string): string | null {
+    const r = this.readChunks(file, path.basename(file, '.chunks'), null);
+    return typeof r === 'string' ? r : null;
+  }
+
+  /** The chunks (`docs` null: an empty list once the checksum holds), or the problem found. */
+  private readChunks(file: string, key: string, docs: readonly Doc[] | null): Chunk[] | string {
+    let problem: string;
     try {
       const buf = readFileSync(file);
-      if (buf.length < 12 || buf.toString('latin1', 0, 8) !== CHUNKS_MAGIC) throw new Error('bad header');
+      const magic = buf.toString('latin1', 0, 8);
+      if (magic === 'RSCHUNK1') throw new Error('was written by an earlier release (no checksum): recomputed once');
+      if (buf.length < CHUNKS_HEADER || magic !== CHUNKS_MAGIC) throw new Error('has no chunking header');
       const n = buf.readUInt32LE(8);
-      if (buf.length !== 12 + n * CHUNK_FIELDS * 4) throw new Error('bad length');
-      const f = new Int32Array(buf.buffer.slice(buf.byteOffset + 12, buf.byteOffset + buf.length));
+      if (buf.length !== CHUNKS_HEADER + n * CHUNK_FIELDS * 4) throw new Error(`has ${buf.length} bytes, not the ${CHUNKS_HEADER + n * CHUNK_FIELDS * 4} its header implies`);
+      if (!buf.subarray(12, 44).equals(keyDigest(key))) throw new Error('belongs to another chunking (its header names another key)');
+      const fields = buf.subarray(CHUNKS_HEADER);
+      if (!createHash('sha256').update(fields).digest().equals(buf.subarray(44, CHUNKS_HEADER))) throw new Error('does not match its checksum (altered or damaged)');
+      if (docs === null) return [];
+      const f = new Int32Array(buf.buffer.slice(buf.byteOffset + CHUNKS_HEADER, buf.byteOffset + buf.length));
       const chunks: Chunk[] = new Array(n);
       for (let i = 0; i < n; i++) {
         const o = i * CHUNK_FIELDS;
         const doc = docs[f[o]];
         const start = f[o + 2];
         const end = f[o + 3];
-        if (!doc || start < 0 || end < start || end > doc.text.length) throw new Error('inconsistent with the documents');
+        if (!doc || start < 0 || end < start || end > doc.text.length || f[o + 1] < 0 || f[o + 4] < 0) throw new Error(`chunk ${i + 1} is inconsistent with the documents`);
         chunks[i] = { id: `${doc.id}#${f[o + 1]}`, docId: doc.id, ordinal: f[o + 1], text: doc.text.slice(start, end), start, end, tokens: f[o + 4] };
       }
-      this.hits.push(key);
       return chunks;
-    } catch {
-      try {
-        unlinkSync(file);
-      } catch {
-        /* another run may have replaced it */
-      }
-      return undefined;
+    } catch (e) {
+      problem = (e as Error).message;
     }
+    return problem;
   }
 
   /**
    * Stores `chunks` of `docs` under `key` atomically (temporary file, then rename) as a compact binary file: a
-   * 12-byte header, then 5 little-endian int32 per chunk (document index, ordinal, start, end, tokens; 20 bytes a
-   * chunk, so a million documents never build one large string). Chunks whose id is not `<docId>#<ordinal>` or whose
-   * document is not in `docs` are not storable: nothing is written. Returns `chunks`, so a call site reads
+   * 76-byte header (magic `RSCHUNK2`, the chunk count as uint32 LE, SHA-256 of `key`, SHA-256 of the fields), then 5
+   * little-endian int32 per chunk (document index, ordinal, start, end, tokens; 20 bytes a chunk, so a million
+   * documents never build one large string). Chunks whose id is not `<docId>#<ordinal>` or whose document is not in
+   * `docs` are not storable: nothing is written. Returns `chunks`, so a call site reads
    * `const chunks = store.getChunks(key, docs) ?? store.putChunks(key, docs, chunkDocuments(...))`.
    */
   putChunks(key: string, docs: readonly Doc[], chunks: Chunk[]): Chunk[] {
     if (!this.enabled) return chunks;
     const index = new Map<string, number>();
     docs.forEach((d, i) => index.set(d.id, i));
-    const buf = Buffer.alloc(12 + chunks.length * CHUNK_FIELDS * 4);
+    const buf = Buffer.alloc(CHUNKS_HEADER + chunks.length * CHUNK_FIELDS * 4);
     buf.write(CHUNKS_MAGIC, 0, 'latin1');
     buf.writeUInt32LE(chunks.length, 8);
-    const f = new Int32Array(buf.buffer, buf.byteOffset + 12, chunks.length * CHUNK_FIELDS);
+    const f = new Int32Array(buf.buffer, buf.byteOffset + CHUNKS_HEADER, chunks.length * CHUNK_FIELDS);
     for (const [i, c] of chunks.entries()) {
       const d = index.get(c.docId);
       if (d === undefined || c.id !== `${c.docId}#${c.ordinal}`) return chunks;
       f.set([d, c.ordinal, c.start, c.end, c.tokens], i * CHUNK_FIELDS);
     }
+    keyDigest(key).copy(buf, 12);
+    createHash('sha256').update(buf.subarray(CHUNKS_HEADER)).digest().copy(buf, 44);
     mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${key}.chunks`);
-    const tmp = `${file}.${process.pid}.tmp`;
+    const tmp = tempPathFor(file);
     writeFileSync(tmp, buf);
     renameSync(tmp, file);
     this.writes.push(key);
     return chunks;
   }
 
-  /** Stores a unit atomically (temporary file, then rename). Scores round-trip exactly through JSON. */
+  /**
+   * Stores a unit atomically (temporary file, then rename). Scores round-trip exactly through JSON. The file is two
+   * lines: a header naming the format, the key and the SHA-256 of the second line, then the unit as JSON.
+   */
   put(key: string, c: Checkpoint): void {
     if (!this.enabled) return;
     mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${key}.json`);
-    const tmp = `${file}.${process.pid}.tmp`;
-    const body = JSON.stringify({
-      depth: c.depth,
-      buildSeconds: c.buildSeconds,
-      queryMs: c.queryMs,
-      ...(c.info ? { info: c.info } : {}),
-      lists: c.lists.map((l) => l.map((h) => [h.id, h.score])),
-    });
-    writeFileSync(tmp, body);
+    const tmp = tempPathFor(file);
+    const body = Buffer.from(
+      JSON.stringify({
+        depth: c.depth,
+        buildSeconds: c.buildSeconds,
+        queryMs: c.queryMs,
+        ...(c.info ? { info: c.info } : {}),
+        lists: c.lists.map((l) => l.map((h) => [h.id, h.score])),
+      }),
+      'utf8',
+    );
+    const header = JSON.stringify({ format: FILE_FORMAT, key, sha256: createHash('sha256').update(body).digest('hex') });
+    writeFileSync(tmp, Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), body]));
     renameSync(tmp, file);
     this.writes.push(key);
   }
+}
+
+/** SHA-256 of a key string (32 raw bytes): what a chunking file's header stores to name its key. */
+function keyDigest(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/** JSON.parse, or undefined when the text is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isFiniteNonNegative(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
 }
 
 function sortKeys(v: unknown): unknown {

@@ -122,6 +122,20 @@ export function acquireOutputLock(outDir: string): () => void {
           cause: e,
         });
       }
+      // Issue 24: a folder (or anything but a file) where the lock file goes is named as such, not "wait a moment".
+      let kind: 'file' | 'folder' | 'other' | 'gone' = 'gone';
+      try {
+        const st = statSync(file);
+        kind = st.isFile() ? 'file' : st.isDirectory() ? 'folder' : 'other';
+      } catch {
+        kind = 'gone';
+      }
+      if (kind === 'folder' || kind === 'other') {
+        throw new HarnessError('OUTPUT_INVALID', `the lock path ${file} is a ${kind === 'folder' ? 'folder' : 'special file'}, not a lock file`, {
+          location: { file },
+          remedy: `remove or rename ${file} (retrieval-sweep creates it as a file while a run writes ${path.resolve(outDir)}), or pass another --out`,
+        });
+      }
       const holder = readOwner(file);
       if (holder === undefined) {
         // Just created by another run and not yet filled, or a damaged file: wait out the grace period.

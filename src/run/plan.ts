@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
 import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
+import { checkGridSize } from '../config/limits.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
 import { HarnessError } from '../errors.js';
@@ -178,6 +179,8 @@ export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
  *   folder, ('CACHE_FAILED') when the cache file exists but cannot be read.
  */
 export async function planSweep(config: SweepConfig, options: PlanOptions = {}): Promise<SweepPlan> {
+  // The grid guard first, as the sweep does: a grid past limits.maxConfigurations fails before the dataset is read.
+  checkGridSize(config);
   const dataset = options.dataset ?? (await loadConfigDataset(config));
   const warnings = [...dataset.warnings];
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);

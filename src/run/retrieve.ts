@@ -10,6 +10,13 @@ import { rankByRule } from '../retrieve/rank.js';
 import type { RetrievedHit, Retriever, RetrieverQuestion } from '../retrieve/retriever.js';
 import type { Hit } from '../types.js';
 
+/**
+ * A list longer than `depth × LIST_MARGIN` is refused as it arrives (issue 24): a retriever may return a few more hits
+ * than asked (the harness cuts them), but one returning a million per question would hold them all in memory before
+ * any was checked.
+ */
+export const LIST_MARGIN = 10;
+
 /** Options of {@link collectLists}. */
 export interface CollectOptions {
   /** Maps a returned id to the canonical id (a chunk id, or a document id), or null when the dataset does not know it. */
@@ -28,7 +35,8 @@ export interface CollectOptions {
  * milliseconds per question. Uses `searchBatch` when the retriever has one.
  *
  * Validation: every hit must be an object with a string `id` the dataset knows (`resolveId`) and a finite numeric
- * `score`; an id may appear once per list; the result must be an array.
+ * `score`; an id may appear once per list; the result must be an array. As each list arrives (before the others are
+ * awaited) it may hold at most `depth × LIST_MARGIN` hits.
  * @throws HarnessError('RETRIEVER_FAILED') naming the retriever, the question id and the offending value; the cause is
  *   kept. A search that does not settle within `timeoutMs` fails the same way.
  */
@@ -47,16 +55,26 @@ export async function collectLists(
     raw = (await guard(name, questions.length === 1 ? questions[0].id : null, () => retriever.searchBatch!(questions, depth, signal), timeout)) as unknown[];
     if (!Array.isArray(raw) || raw.length !== questions.length)
       throw fail(name, null, `searchBatch returned ${Array.isArray(raw) ? `${raw.length} lists` : describe(raw)} for ${questions.length} questions`);
+    raw.forEach((list, j) => checkLength(name, questions[j].id, list, depth));
     options.onProgress?.(questions.length, questions.length);
   } else {
     const limit = pLimit(options.concurrency ?? 4);
     let done = 0;
+    // After the first failure, the questions still queued are not searched (the unit has failed already).
+    let failed = false;
     raw = await Promise.all(
       questions.map((q) =>
         limit(async () => {
-          const r = await guard(name, q.id, async () => retriever.search(q, depth, signal), options.timeoutMs);
-          options.onProgress?.(++done, questions.length);
-          return r;
+          if (failed) return undefined;
+          try {
+            const r = await guard(name, q.id, async () => retriever.search(q, depth, signal), options.timeoutMs);
+            checkLength(name, q.id, r, depth);
+            options.onProgress?.(++done, questions.length);
+            return r;
+          } catch (e) {
+            failed = true;
+            throw e;
+          }
         }),
       ),
     );
@@ -64,6 +82,44 @@ export async function collectLists(
   const queryMs = questions.length === 0 ? 0 : (performance.now() - t0) / questions.length;
   const lists = questions.map((q, j) => validate(name, q.id, raw[j], depth, options.resolveId));
   return { lists, queryMs };
+}
+
+/** Throws when `value` is an array longer than `depth × LIST_MARGIN` (see {@link LIST_MARGIN}). */
+function checkLength(name: string, qid: string, value: unknown, depth: number): void {
+  const max = depth * LIST_MARGIN;
+  if (Array.isArray(value) && value.length > max)
+    throw fail(
+      name,
+      qid,
+      `search returned ${value.length} hits for depth ${depth}, more than ${LIST_MARGIN} × the depth asked (${max})`,
+      `return at most the depth asked (${depth}) per question; the harness cuts and ranks the list`,
+    );
+}
+
+/**
+ * `work` (a retriever factory's promise), or a `RETRIEVER_FAILED` naming the retriever when it has not settled after
+ * `timeoutMs` (the retriever's own `timeoutMs`, issue 24: a factory that never resolves used to end the process with
+ * Node's exit 13 and no message). No timeout when `timeoutMs` is undefined or 0.
+ */
+export async function factoryWithTimeout<T>(name: string, work: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (!timeoutMs) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HarnessError('RETRIEVER_FAILED', `retriever ${name}: its factory did not settle within ${timeoutMs} ms (timeoutMs)`, {
+            remedy: 'raise timeoutMs for this retriever, or make its factory resolve (a missing await or a server that never answers)',
+          }),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function validate(name: string, qid: string, value: unknown, depth: number, resolveId: (id: string) => string | null): Hit[] {

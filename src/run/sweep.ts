@@ -46,7 +46,7 @@ import path from 'node:path';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
-import { collectLists } from './retrieve.js';
+import { collectLists, factoryWithTimeout } from './retrieve.js';
 import { shareByCounts } from './share.js';
 import { preflightModels, scorableQuestions } from './plan.js';
 import { createHash } from 'node:crypto';
@@ -56,6 +56,10 @@ import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, chunkingCheckpointKey, fileHash, rankingInputsKey } from './checkpoint.js';
 import { StallWatchdog, noteProgress, progressHandle } from './stall.js';
+import { cacheDamageWarning } from './verify.js';
+import { checkGridSize } from '../config/limits.js';
+import { decodeRunIds } from './artifacts.js';
+import { maxOf } from '../bounded.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -234,6 +238,7 @@ export async function runSweep(
   };
   checkNames(config);
   checkModelsForDenseModes(config);
+  checkGridSize(config); // issue 24: a grid past limits.maxConfigurations fails before any work
 
   // 1. Load.
   emit({ kind: 'stage', stage: 'load', detail: config.datasetPath });
@@ -267,16 +272,16 @@ export async function runSweep(
   const runs = loadRuns(config, scored, docIds, warn);
 
   const grid = expandGrid(config);
-  const maxK = Math.max(...config.topK);
+  const maxK = maxOf(config.topK);
   const gridModes = new Set(grid.map((r) => r.mode));
   const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
   const needsDense = gridModes.has('semantic') || gridModes.has('hybrid');
-  const maxRerankDepth = Math.max(0, ...grid.map((r) => r.rerank?.depth ?? 0));
+  const maxRerankDepth = maxOf(grid.map((r) => r.rerank?.depth ?? 0), 0);
   const rowDepth = Math.max(maxK, maxRerankDepth);
   const fuseDepth = config.hybrid.depth;
   const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
   const questionsIn: RetrieverQuestion[] = scored.map((q) => ({ id: q.id, text: q.text }));
-  const store = new CheckpointStore(config.cacheDir, options.resume ?? true);
+  const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
   // Ranking units are keyed by what rankings depend on: the corpus and the scored questions' ids and texts, not the
   // grades (issue 20: a sweep re-run after labelling repeats only scoring; checkpoint format 2).
   const corpusFingerprint = fingerprintCorpus(dataset.docs);
@@ -331,6 +336,11 @@ export async function runSweep(
       return allowUnknown && config.level === 'document' ? id : null;
     };
   };
+  /** True for the ids a validated list of the stage holds (those `resolverOf` maps to themselves). */
+  const knownIdOf = (st: ChunkingStage) => {
+    const resolve = resolverOf(st);
+    return (id: string) => resolve(id) === id;
+  };
   const ctxOf = (st: ChunkingStage, opts: Record<string, unknown>) => ({
     documents: dataset.docs,
     chunks: st.chunks,
@@ -362,7 +372,10 @@ export async function runSweep(
   ): Promise<Ranking> => {
     checkInterrupted();
     const key = keyParts ? CheckpointStore.key({ ...common, ...keyParts }) : null;
-    const cp = key ? store.get(key, depth) : undefined;
+    // Read back only what a live retriever of this unit could have returned (issue 24): ids of the unit's chunking
+    // (ranking ids start with the chunking key), one list per scored question.
+    const st = stages.get(id.split('.')[0]);
+    const cp = key ? store.get(key, depth, { questions: scored.length, ...(st ? { isKnown: knownIdOf(st) } : {}) }) : undefined;
     let r: Ranking;
     if (cp) r = { lists: cp.lists, buildSeconds: cp.buildSeconds, queryMs: cp.queryMs, fromCheckpoint: true, ...(cp.info ? { info: cp.info } : {}) };
     else {
@@ -489,6 +502,8 @@ export async function runSweep(
       ),
     );
   } finally {
+    const damaged = cache?.stats().discarded ?? 0;
+    if (damaged > 0) warn(cacheDamageWarning(cache!.file, damaged, cache!.discardedKeys()));
     cache?.close();
   }
   timings.dense_seconds = (performance.now() - t) / 1000;
@@ -516,8 +531,9 @@ export async function runSweep(
     const r = await unit(id, keyParts, rowDepth, async () => {
       const t0 = performance.now();
       try {
-        retriever = await factories.get(entry.name)!(ctxOf(st, entry.options));
+        retriever = await factoryWithTimeout(entry.name, Promise.resolve(factories.get(entry.name)!(ctxOf(st, entry.options))), entry.timeoutMs);
       } catch (e) {
+        if (isHarnessError(e, 'RETRIEVER_FAILED')) throw e;
         throw new HarnessError('RETRIEVER_FAILED', `retriever ${entry.name}: its factory threw: ${errorText(e)}`, { cause: e });
       }
       if (!retriever || typeof retriever.search !== 'function')
@@ -632,7 +648,7 @@ export async function runSweep(
     retrievers: retrieverInfo,
     rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
-    checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length },
+    checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length, discarded: store.discarded.length },
     relevanceThreshold: threshold,
     level: config.level,
     tieRule: TIE_RULE,
@@ -749,7 +765,9 @@ export function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<st
   const qids = new Set(scored.map((q) => q.id));
   const keep = config.dataset.labels === 'keep';
   for (const entry of config.runs) {
-    const run = readRun(entry.path);
+    // The tool's own exported runs percent-encode ids with whitespace or % (artifacts.ts trecId): read them back.
+    const { run, decoded } = decodeRunIds(readRun(entry.path), qids, docIds);
+    if (decoded > 0) warn(`run ${entry.name}: ${decoded} id(s) read as percent-encoded (the export's encoding: %20 for a space, %25 for %)`);
     const lines = readFileSync(entry.path, 'utf8').split('\n');
     const lineOf = (pred: (f: string[]) => boolean) => lines.findIndex((l) => pred(l.trim().split(/\s+/))) + 1;
     const unknownQ = [...run.keys()].filter((q) => !qids.has(q));
@@ -865,7 +883,7 @@ async function rerankStage(r: RerankContext): Promise<Record<string, unknown>[]>
           const textOf = (x: string) => chunkText.get(x) ?? docText.get(x) ?? '';
           const depth = row.rerank!.depth;
           const parts = { kind: 'rerank', chunking: row.chunkingKey, base: createHash('sha256').update(JSON.stringify(base.lists)).digest('hex'), reranker: reranker.cacheKey(), depth };
-          const result = await r.unit(id, parts, Math.max(...base.lists.map((l) => l.length), 1), async () => {
+          const result = await r.unit(id, parts, maxOf(base.lists.map((l) => l.length), 1), async () => {
             const out = await rerankLists(reranker, r.questionsIn, base.lists, depth, textOf, {
               cache: store,
               concurrency: spec.baseUrl ? spec.concurrency : 1,
@@ -962,6 +980,7 @@ async function runModel(m: ModelContext): Promise<Record<string, unknown>> {
     return info;
   }
 
+  for (const w of provider.warnings?.() ?? []) m.warn(w);
   const modelKey = { model: spec.model, documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') };
   // docSeconds: each chunking's share of the model's document embedding time, by chunk texts (run/share.ts).
   type Embedded = { matrices: Map<string, VectorMatrix>; queries: Map<string, Float32Array>; docSeconds: Map<string, number>; probeMs: number };

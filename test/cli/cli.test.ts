@@ -258,8 +258,9 @@ describe('recheck', () => {
     expect(summary.files).toContain(path.join(out, 'matrix.json'));
     expect(summary.timings.total_seconds).toBeGreaterThanOrEqual(summary.timings.sweep_seconds + summary.timings.report_seconds);
     const ok = await cli('recheck', out);
-    // 2 chunkings × 2 k = 4 rows, each with 7 families and judged@k at its k (issue 20).
-    expect(ok.out).toMatch(/^4 configurations, 32 values re-scored from runs\/\*\.trec at relevance threshold 1; max \|diff\| 0\.00e\+0; 0 disagree\n$/);
+    // 2 chunkings × 2 k = 4 rows, each with 7 families and judged@k (issue 20) at its k, compared in every copy (issue 24):
+    // nested vs the run, flat columns and matrix.csv vs nested (8 each), and 5 scored questions × 8 in per-query.jsonl vs the run.
+    expect(ok.out).toMatch(new RegExp(`^4 configurations, ${4 * (8 + 8 + 8 + 5 * 8)} values re-scored from runs/\\*\\.trec at relevance threshold 1; max \\|diff\\| 0\\.00e\\+0; 0 disagree\n$`));
     expect(ok.code).toBe(0);
     const mfile = path.join(out, 'matrix.json');
     const matrix = JSON.parse(readFileSync(mfile, 'utf8')) as { rows: { metrics: Record<string, number> }[] };
@@ -267,7 +268,8 @@ describe('recheck', () => {
     writeFileSync(mfile, JSON.stringify(matrix));
     const bad = await cli('recheck', out);
     expect(bad.code).toBe(1);
-    expect(bad.out).toContain('1 disagree');
+    // The edited nested value now disagrees with the run, and the flat column and matrix.csv disagree with it.
+    expect(bad.out).toContain('3 disagree');
   });
 
   it('a folder without matrix.json is exit 1 (user input), naming the folder', async () => {

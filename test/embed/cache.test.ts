@@ -27,14 +27,26 @@ function bits(v: Float32Array): number[] {
 }
 
 describe('EmbeddingCache', () => {
-  it('round trip is bit-exact, including -0, subnormals, extremes and a NaN payload', () => {
-    const raw = new Uint32Array([0x80000000, 0x00000001, 0x7f7fffff, 0xff7fffff, 0x7fc12345, 0x3eaaaaab]);
+  it('round trip is bit-exact, including -0, subnormals and extremes', () => {
+    const raw = new Uint32Array([0x80000000, 0x00000001, 0x7f7fffff, 0xff7fffff, 0x3eaaaaab]);
     const v = new Float32Array(raw.buffer);
     const cache = EmbeddingCache.open(file);
     cache.put([['k', v]]);
     const [back] = cache.get(['k']);
     expect(back).toBeInstanceOf(Float32Array);
     expect(bits(back!)).toEqual(Array.from(raw));
+    cache.close();
+  });
+
+  it('a stored vector holding a NaN is never served (issue 24): a miss, counted as discarded', () => {
+    const raw = new Uint32Array([0x3f800000, 0x7fc12345]);
+    const cache = EmbeddingCache.open(file);
+    cache.put([['nan', new Float32Array(raw.buffer)], ['ok', Float32Array.from([1, 0])]]);
+    const [nan, ok] = cache.get(['nan', 'ok']);
+    expect(nan).toBe(undefined);
+    expect(Array.from(ok!)).toEqual([1, 0]);
+    expect(cache.stats()).toMatchObject({ hits: 1, misses: 1, discarded: 1 });
+    expect(cache.discardedKeys()).toEqual(['nan']);
     cache.close();
   });
 

@@ -97,11 +97,12 @@ describe('embedTextsToMatrix writes vectors straight into the index matrix', () 
     expect((e as Error).message).toBe('embedding of "bad text" has a non-finite value (NaN) at position 0');
   });
 
-  it('a NaN read from the cache is the caller\'s EMBEDDING_FAILED, not a CACHE_FAILED (visit rethrows it unchanged)', async () => {
+  it('a NaN stored in the cache is never served (issue 24): the text is embedded again and the row is the model\'s', async () => {
     const p = new Fake();
     cache.put([[embeddingCacheKey(p.cacheKey('document'), 'x'), Float32Array.from([1, Number.NaN, 0])]]);
-    const e = await embedTextsToMatrix(p, ['x'], 'document', { cache }).catch((x: unknown) => x);
-    expect(isHarnessError(e, 'EMBEDDING_FAILED')).toBe(true);
-    expect((e as Error).message).toBe('embedding of "x" has a non-finite value (NaN) at position 1');
+    const { matrix } = await embedTextsToMatrix(p, ['x'], 'document', { cache });
+    expect(p.embedded).toEqual(['x']);
+    expect(row(matrix, 0)).toEqual(normalised([1, 'x'.charCodeAt(0), 3]));
+    expect(cache.stats().discarded).toBe(1);
   });
 });

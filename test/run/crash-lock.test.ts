@@ -198,8 +198,8 @@ describe('chunking checkpoints', () => {
     const chunks = chunkDocuments(docs, spec, tok);
     expect(store.getChunks(key, docs)).toBe(undefined);
     expect(store.putChunks(key, docs, chunks)).toBe(chunks);
-    // 12-byte header + 5 int32 (20 bytes) per chunk.
-    expect(readFileSync(path.join(store.dir, `${key}.chunks`)).length).toBe(12 + 20 * chunks.length);
+    // 76-byte header (magic, count, key digest, sha256 of the fields) + 5 int32 (20 bytes) per chunk.
+    expect(readFileSync(path.join(store.dir, `${key}.chunks`)).length).toBe(8 + 4 + 32 + 32 + 20 * chunks.length);
     expect(store.getChunks(key, docs)).toEqual(chunks);
     expect(store.hits).toEqual([key]);
     expect(store.writes).toEqual([key]);
