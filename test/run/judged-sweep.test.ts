@@ -95,8 +95,11 @@ describe('judged@k and condensed columns in the sweep', () => {
   it('recheck re-scores every value, judged@k and the condensed ones included, from runs/*.trec with no disagreement', () => {
     const r = recheckResults(dir);
     expect(r.disagreements).toEqual([]);
-    // 6 rows x (7 families + judged + 7 condensed)
-    expect(r.values).toBe(6 * (7 + 1 + 7));
+    // 6 rows x (7 families + judged + 7 condensed), each compared in every copy recheck reads (issue 24): nested vs
+    // the run, flat columns and matrix.csv vs nested, and every scored question's values in per-query.jsonl.
+    const scored = condensed.configs[0].perQuery.length;
+    expect(scored).toBe(5);
+    expect(r.values).toBe(6 * (7 + 1 + 7) * (3 + scored));
     expect(r.maxDiff).toBeLessThanOrEqual(1e-12);
   });
 });

@@ -35,10 +35,10 @@ function copy(): string {
 }
 
 describe('recheck compares every copy', () => {
-  it('an untouched folder: 2 rows x (7 nested + 7 flat + 7 csv + 5 questions x 7) values agree', async () => {
+  it('an untouched folder: 2 rows x (8 nested + 8 flat + 8 csv + 5 questions x 8) values agree (7 families and judged@k)', async () => {
     const r = await cli('recheck', results);
     expect(r.code).toBe(EXIT.ok);
-    expect(r.out).toContain(`2 configurations, ${2 * (7 + 7 + 7 + 5 * 7)} values re-scored`);
+    expect(r.out).toContain(`2 configurations, ${2 * (8 + 8 + 8 + 5 * 8)} values re-scored`);
     expect(r.out).toContain('0 disagree');
   });
 
