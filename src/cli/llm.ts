@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { HarnessError } from '../errors.js';
 import type { ChatOptions } from '../llm/chat.js';
+import { checkLabelsFile } from '../label/merge.js';
 
 /** Where commands write (as in main.ts). */
 interface Io {
@@ -67,6 +68,8 @@ async function judgeCommand(poolFile: string, flags: JudgeFlags, io: Io): Promis
       remedy: 'pass the labels file whose judgments log receives the grades, e.g. --labels datasets/mine/questions.jsonl',
     });
   }
+  // A wrong --labels fails before any request, not when the log is merged (a folder, a missing or unreadable file).
+  checkLabelsFile(path.resolve(flags.labels));
   const calibrateN = positiveInt('--calibrate', flags.calibrate, 1);
   const opts = await chatOptions(flags);
   const [{ readPool }, { runJudge, datasetGrades, formatJudgeSummary }, { ChatClient }, { ChatCache }, prompts] = await Promise.all([

@@ -394,11 +394,44 @@ export function resolveLabels(judgments: readonly Judgment[]): ResolvedLabel[] {
 }
 
 /**
+ * A pool file replaces only a pool file: an existing path that is not a regular file starting with a pool header (a
+ * results folder's per-query.jsonl, a dataset's questions.jsonl, a device) is refused, so `--out` cannot destroy
+ * the inputs of the next step.
+ * @throws HarnessError `OUTPUT_INVALID` naming the path.
+ */
+function refuseToReplace(file: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return; // nothing there (or unreadable: the write reports it)
+  }
+  try {
+    const st = fstatSync(fd);
+    let ok = false;
+    if (st.isFile()) {
+      const buf = Buffer.alloc(Math.min(st.size, 64 << 10));
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      ok = n === 0 || buf.subarray(0, n).toString("utf8").split("\n", 1)[0].includes(`"format":"${POOL_FORMAT}"`);
+    }
+    if (!ok) {
+      throw new HarnessError('OUTPUT_INVALID', `refusing to replace ${file}: it is ${st.isFile() ? 'not a pool file' : 'not a regular file'}`, {
+        location: { file },
+        remedy: 'choose another --out path (e.g. pool.jsonl beside the results folder); a pool file replaces only an earlier pool file',
+      });
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Writes a pool file atomically (a temporary sibling, then one rename): the header, then one line per pair.
  * @throws HarnessError `OUTPUT_INVALID` when the file cannot be written (path and system code named); nothing is left.
  */
 export function writePool(file: string, header: PoolHeader, pairs: readonly PoolPair[]): void {
   if (header.pairs !== pairs.length) throw new Error(`pool header says ${header.pairs} pairs, ${pairs.length} given`);
+  refuseToReplace(file);
   const tmp = `${file}.tmp-${process.pid}`;
   const text = [header, ...pairs].map((o) => JSON.stringify(o)).join('\n') + '\n';
   try {

@@ -19,7 +19,7 @@
  * A label for a pair the file already grades differently is a conflict: it is not written, and is listed (returned,
  * and written to `<labels>.conflicts.jsonl` by {@link mergeLabelsFile}). The same grade again is "unchanged".
  */
-import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { normaliseDocId } from '../load/question-schema.js';
@@ -332,6 +332,37 @@ function writeAtomic(file: string, text: string): void {
       cause: e,
     });
   }
+}
+
+/**
+ * Checks a labels file before any judgment is taken, so a wrong `--labels` fails at once instead of at the merge
+ * after the grading: it must be a regular file (a BEIR qrels `.tsv` may be missing: the merge creates it with its
+ * header) whose text the merge can read (a dry-run merge of no labels, which parses every line).
+ * @throws HarnessError `DATASET_NOT_FOUND` for a missing questions.jsonl or a path that is a folder or a device;
+ *   `QUESTIONS_INVALID` / `QRELS_INVALID` naming the line the merge could not read.
+ */
+export function checkLabelsFile(labelsFile: string, chunkLanding: ChunkLanding = 'evidence'): void {
+  const qrels = isQrelsFile(labelsFile);
+  const remedy = "pass the dataset's questions.jsonl (or a BEIR qrels/<split>.tsv) as --labels";
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    st = statSync(labelsFile);
+  } catch {
+    st = undefined;
+  }
+  if (st === undefined) {
+    if (qrels) return;
+    throw new HarnessError('DATASET_NOT_FOUND', `labels file ${labelsFile} does not exist`, { location: { file: labelsFile }, remedy });
+  }
+  if (!st.isFile()) {
+    throw new HarnessError('DATASET_NOT_FOUND', `labels file ${labelsFile} is ${st.isDirectory() ? 'a folder' : 'not a regular file'}`, {
+      location: { file: labelsFile },
+      remedy,
+    });
+  }
+  const text = readFileSync(labelsFile, 'utf8');
+  if (qrels) mergeQrelsText(text, [], labelsFile);
+  else mergeQuestionsText(text, [], chunkLanding, labelsFile);
 }
 
 /** What {@link mergeLabelsFile} did. */

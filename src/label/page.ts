@@ -80,6 +80,7 @@ function render(s) {
   el('progress').value = s.graded;
   var scale = el('scale');
   clear(scale);
+  el('maxkey').textContent = String(s.scale.length - 1);
   s.scale.forEach(function (label, g) {
     var b = document.createElement('button');
     b.type = 'button';
@@ -130,7 +131,7 @@ function act(p, body) {
     .catch(function (e) { say(e.message, true); })
     .then(function () { busy = false; document.body.removeAttribute('aria-busy'); });
 }
-function grade(g) { if (state && state.pair && g < state.scale.length) { say('', false); return act('/api/grade', { pair: state.pair.pair, grade: g }); } }
+function grade(g) { if (state && state.pair) { if (g >= state.scale.length) { say('grade ' + g + ' is not on this scale (0-' + (state.scale.length - 1) + ')', true); return; } say('', false); return act('/api/grade', { pair: state.pair.pair, grade: g }); } }
 function skip() { if (state && state.pair) { say('', false); return act('/api/skip', { pair: state.pair.pair }); } }
 function undo() { say('', false); return act('/api/undo', {}); }
 function merge() { say('merging…', false); return act('/api/merge', {}); }
@@ -212,7 +213,7 @@ const BODY = `
   <p id="message" role="status"></p>
   <ul id="agreement"></ul>
 </main>
-<footer>Keys: <kbd>0</kbd>–<kbd>9</kbd> grade · <kbd>s</kbd> skip · <kbd>u</kbd> undo · <kbd>n</kbd> note. Each judgment is written to the judgments log (fsync) before the next pair is shown.</footer>
+<footer>Keys: <kbd>0</kbd>–<kbd id="maxkey">3</kbd> grade · <kbd>s</kbd> skip · <kbd>u</kbd> undo · <kbd>n</kbd> note. Each judgment is written to the judgments log (fsync) before the next pair is shown.</footer>
 `;
 
 /**

@@ -15,7 +15,7 @@
  *   4. question id, then document id, then passage start, ascending (code-unit order): deterministic.
  * Weights are compared after rounding to 12 decimals, so sums taken in a different row order still tie.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { loadSweepResult } from '../run/artifacts.js';
@@ -141,6 +141,17 @@ function familyOf(id: string): string {
   return id.replace(/\.k\d+$/, '');
 }
 
+/** Ids in matrix.json's `unjudged.overtaking` (empty when absent: an older folder, no bounds, nothing overtakes). */
+function overtakingRows(dir: string): Set<string> {
+  try {
+    const m = JSON.parse(readFileSync(path.join(dir, 'matrix.json'), 'utf8')) as { unjudged?: { overtaking?: unknown } };
+    const o = m.unjudged?.overtaking;
+    return new Set(Array.isArray(o) ? o.filter((x): x is string => typeof x === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
 /**
  * The rows to pool, each mapped to its family's deepest row (whose stored lists are the longest prefix of the same
  * ranking). Named by the id chosen (`tier1`, a list) or by the deepest row's id (`all`).
@@ -158,6 +169,19 @@ function chooseRows(result: SweepResult, dir: string, choice: 'tier1' | 'all' | 
   let chosen: ConfigResult[];
   if (choice === 'tier1') {
     chosen = ok.filter((c) => c.tier === 1);
+    // The rows the report says could overtake the recommendation once their unjudged documents are judged
+    // (matrix.json `unjudged.overtaking`, issue 20 §1): without their documents the pool cannot settle that question.
+    const overtaking = overtakingRows(dir);
+    const extra = ok.filter((c) => overtaking.has(c.config.id) && c.tier !== 1);
+    if (extra.length > 0) {
+      chosen = [...chosen, ...extra];
+      warnings.push(
+        `${dir}: pooling tier 1 and ${extra.length} other row(s) whose upper bound could overtake the recommendation (matrix.json unjudged.overtaking): ${extra
+          .slice(0, 5)
+          .map((c) => c.config.id)
+          .join(', ')}${extra.length > 5 ? ', …' : ''}; their pairs come after tier 1's in the queue`,
+      );
+    }
     if (chosen.length === 0) {
       const m = /@(\d+)$/.exec(result.primaryMetric);
       const k = m ? Number(m[1]) : NaN;

@@ -20,7 +20,7 @@ import { loadDataset, fingerprintCorpus } from '../load/dataset.js';
 import { scanDocumentFolder } from '../load/documents.js';
 import { agreement } from '../score/agreement.js';
 import { foldJudgments, isModelAssessor, judgmentsLogPath, openJudgmentLog, pairKey, readPool, resolveLabels, type Judgment, type JudgmentLog, type PoolHeader, type PoolPair } from './formats.js';
-import { isQrelsFile, mergeLabelsFile, type MergeOutcome } from './merge.js';
+import { checkLabelsFile, isQrelsFile, mergeLabelsFile, type MergeOutcome } from './merge.js';
 import { labelPage } from './page.js';
 
 /** The default grade scale (issue 20 §3): grade i is `DEFAULT_SCALE[i]`. */
@@ -173,6 +173,8 @@ export async function startLabelServer(opts: LabelServerOptions): Promise<LabelS
   const port = opts.port ?? 0;
   if (!Number.isSafeInteger(port) || port < 0 || port > 65535) throw new HarnessError('USAGE', `--port must be an integer from 0 to 65535, got ${String(port)}`, { remedy: 'pass --port 0 to pick a free port' });
   const labelsFile = path.resolve(opts.labels);
+  // A wrong --labels fails now, not at the merge after the grading (a folder, a missing or unreadable file).
+  checkLabelsFile(labelsFile);
   const { header, pairs } = readPool(opts.pool);
   const ds = await corpusOf(labelsFile, header);
   if (ds.corpus !== header.dataset.corpus) {
@@ -431,11 +433,18 @@ function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
+    let tooLarge = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
+      if (tooLarge) {
+        // Drained, not kept, so the 413 can be answered; a client that keeps sending far past the limit is cut off.
+        if (size > 16 << 20) req.destroy();
+        return;
+      }
       if (size > 65536) {
+        tooLarge = true;
+        parts.length = 0;
         reject(new HttpError(413, 'request body over 64 KiB'));
-        req.destroy();
         return;
       }
       parts.push(c);

@@ -16,6 +16,9 @@
  * retries, waits and (with prices) money.
  */
 import { HarnessError } from '../errors.js';
+
+/** Largest chat response body read (bytes): 1 MiB. A judge's or generator's answer is a few KB. */
+export const CHAT_MAX_RESPONSE_BYTES = 1 << 20;
 import { HttpClient, InvalidResponse, type HttpClientOptions } from '../net/http.js';
 
 /** The prefix of a chat model name: `openai-chat:<model as the server names it>`. */
@@ -150,6 +153,9 @@ export class ChatClient {
       concurrency: this.concurrency,
       requestsPerMinute: opts.requestsPerMinute ?? null,
       tokensPerMinute: opts.tokensPerMinute ?? null,
+      // One chat answer is a grade line or a few questions: far below 1 MiB. A larger body is an error (never cached),
+      // so a misbehaving server cannot fill the answer cache.
+      maxResponseBytes: CHAT_MAX_RESPONSE_BYTES,
       ...(opts.backoffBaseMs !== undefined ? { backoffBaseMs: opts.backoffBaseMs } : {}),
       ...(opts.backoffMaxMs !== undefined ? { backoffMaxMs: opts.backoffMaxMs } : {}),
     });

@@ -86,6 +86,11 @@ export function resolveChatOptions(file: ChatConfigFile | undefined, flags: Chat
   if (flags.model !== undefined) merged.model = flags.model;
   if (flags.baseUrl !== undefined) merged.baseUrl = flags.baseUrl;
   if (flags.apiKeyEnv !== undefined) merged.apiKeyEnv = flags.apiKeyEnv;
+  if (flags.model !== undefined && !flags.model.startsWith('openai-chat:')) {
+    throw new HarnessError('USAGE', `--model ${JSON.stringify(flags.model)} is not openai-chat:<model>`, {
+      remedy: `pass --model openai-chat:${flags.model} (the served model's name after the prefix)`,
+    });
+  }
   if (merged.model === undefined) {
     throw new HarnessError('USAGE', 'no model given', { remedy: 'pass --model openai-chat:<name> (or model: in --config)' });
   }

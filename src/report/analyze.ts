@@ -631,6 +631,7 @@ export function analyze(result: SweepResult, opts: AnalyzeOptions = {}): Analysi
     result,
     rows.filter((r) => r.candidate).map((r) => ({ index: r.index, tier: r.tier ?? null })),
     best === null ? null : best.index,
+    evidence.enough,
   );
   if (unjudged?.warning) warnings.push(unjudged.warning);
 

@@ -60,12 +60,15 @@ export interface UnjudgedAnalysis {
  * resolved config (manifest), defaults {@link UNJUDGED_DEFAULTS}.
  * @param candidates rows at the primary k with the primary metric, as analyze() found them (index into
  *   `result.configs`, tier or null).
- * @param best index of the recommended row, or null.
+ * @param best index of the recommended row (the top row when there is not enough evidence), or null.
+ * @param recommended false when the report makes no recommendation (not enough evidence): the bounds sentence then
+ *   speaks of the top row; default true.
  */
 export function unjudgedAnalysis(
   result: SweepResult,
   candidates: readonly { index: number; tier: 1 | 2 | null }[],
   best: number | null,
+  recommended = true,
 ): UnjudgedAnalysis | null {
   let primary: Measure;
   try {
@@ -126,24 +129,26 @@ export function unjudgedAnalysis(
   const warning =
     parts.length === 0
       ? null
-      : `${parts.join('; and ')}: ${UNJUDGED_ADVICE} (retrieval-sweep pool RESULTS --depth ${primary.k} lists the unjudged pairs).`;
+      : `${parts.join('; and ')}: ${UNJUDGED_ADVICE} (\`retrieval-sweep pool <this results folder> --depth ${primary.k}\` lists the unjudged pairs of tier 1 and of the rows that could overtake it; docs/labelling.md).`;
 
   let bounds: UnjudgedAnalysis['bounds'] = null;
   const bestRow = best === null ? undefined : rows.find((r) => r.index === best);
   if (bestRow && rows.every((r) => r.upper !== null)) {
     const overtaking = rows.filter((r) => r.index !== best && (r.upper as number) > bestRow.lower).map((r) => r.id);
     const couldChange = overtaking.length > 0;
+    // Without a recommendation (not enough evidence) the bounds speak of the top row, not of a recommendation.
+    const subject = recommended ? 'the recommendation' : `the top row (${bestRow.id}; no recommendation was made)`;
     const shown = (tier1.length > 0 ? tier1 : [bestRow]).slice(0, 5);
     const ranges = shown.map((r) => `${r.id} ${f3(r.lower)} to ${f3(r.upper as number)}`).join(', ');
     const sentence =
       `If every unjudged document in the top ${primary.k} were relevant (grade ${threshold}), ${result.primaryMetric} would rise at most to: ${ranges}` +
       (tier1.length > shown.length ? ` (and ${tier1.length - shown.length} more tier-1 rows)` : '') +
       (couldChange
-        ? `; so the recommendation could change: ${overtaking
+        ? `; so ${subject} could change: ${overtaking
             .slice(0, 5)
             .map((id) => `${id} (up to ${f3(rows.find((r) => r.id === id)!.upper as number)})`)
             .join(', ')}${overtaking.length > 5 ? ', …' : ''} could exceed ${bestRow.id}'s ${f3(bestRow.lower)}.`
-        : `; the recommendation could not change: no other row's upper bound exceeds ${bestRow.id}'s ${f3(bestRow.lower)}.`);
+        : `; ${subject} could not change: no other row's upper bound exceeds ${bestRow.id}'s ${f3(bestRow.lower)}.`);
     bounds = { couldChange, overtaking, sentence };
   }
   return { metric, warnBelow, maxSpread, rows, low, spread, warning, bounds };

@@ -116,3 +116,24 @@ describe('pool file', () => {
     expect(thrown(() => readPool(f)).location.line).toBe(1);
   });
 });
+
+describe('pool file: what --out may replace', () => {
+  it('refuses to replace a file that is not a pool (a results folder\'s per-query.jsonl) and leaves it as it was', () => {
+    const d = dir();
+    const f = path.join(d, 'per-query.jsonl');
+    writeFileSync(f, '{"config_id":"x"}\n');
+    const header: PoolHeader = {
+      format: 'retrieval-sweep.pool', version: 1, dataset: { name: 'demo', root: '/d', corpus: 'abc' }, results: '/r',
+      level: 'document', depth: 10, rows: [], pairs: 0, threshold: 1,
+    };
+    const e = thrown(() => writePool(f, header, []));
+    expect(e.code).toBe('OUTPUT_INVALID');
+    expect(readFileSync(f, 'utf8')).toBe('{"config_id":"x"}\n');
+    expect(thrown(() => writePool(d, header, [])).message).toContain('not a regular file');
+    // An earlier pool is replaced.
+    const p = path.join(d, 'pool.jsonl');
+    writePool(p, header, []);
+    writePool(p, { ...header, depth: 5 }, []);
+    expect(readPool(p).header.depth).toBe(5);
+  });
+});

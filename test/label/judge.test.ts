@@ -248,6 +248,9 @@ describe('judge command', () => {
     process.env.RS_JUDGE_TEST_KEY = KEY;
     try {
       mkdirSync(path.dirname(labels), { recursive: true });
+      // judge checks --labels before any request: the labels files exist (empty questions.jsonl files).
+      writeFileSync(labels, '');
+      writeFileSync(path.join(dir, 'labels', 'other.jsonl'), '');
       expect(await runCli(['node', 'retrieval-sweep', ...args, '--json'], io)).toBe(0);
       const summary = JSON.parse(out) as { graded: number; usage: { tokensIn: number; tokensOut: number; cost: number } };
       expect(summary.graded).toBe(6);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedLabel } from '../../src/label/formats.js';
-import { conflictsPath, mergeLabelsFile, mergeQrelsText, mergeQuestionsText } from '../../src/label/merge.js';
+import { checkLabelsFile, conflictsPath, mergeLabelsFile, mergeQrelsText, mergeQuestionsText } from '../../src/label/merge.js';
 import { thrown } from '../helpers/errors.js';
 
 const label = (qid: string, doc: string, grade: number, extra: Partial<ResolvedLabel> = {}): ResolvedLabel => ({
@@ -84,5 +84,19 @@ describe('mergeLabelsFile', () => {
     const fresh = path.join(dir, 'new.tsv');
     mergeLabelsFile(fresh, [label('q1', 'z', 3)], 'evidence');
     expect(readFileSync(fresh, 'utf8')).toBe('query-id\tcorpus-id\tscore\nq1\tz\t3\n');
+  });
+});
+
+describe('checkLabelsFile: a wrong --labels fails before any judgment', () => {
+  const d = mkdtempSync(path.join(tmpdir(), 'rs-check-labels-'));
+  it('a folder, a missing questions.jsonl and a line that is not JSON are errors naming the file; a missing qrels .tsv is fine', () => {
+    expect(thrown(() => checkLabelsFile(d)).message).toContain('is a folder');
+    expect(thrown(() => checkLabelsFile(path.join(d, 'missing.jsonl'))).code).toBe('DATASET_NOT_FOUND');
+    const bad = path.join(d, 'labels.csv');
+    writeFileSync(bad, 'q1,doc,1\n');
+    const e = thrown(() => checkLabelsFile(bad));
+    expect(e.code).toBe('QUESTIONS_INVALID');
+    expect(e.location.line).toBe(1);
+    expect(() => checkLabelsFile(path.join(d, 'qrels', 'test.tsv'))).not.toThrow();
   });
 });

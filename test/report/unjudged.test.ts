@@ -71,7 +71,9 @@ describe('the unjudged view of the report', () => {
     ]);
     expect(u.bounds!.couldChange).toBe(true);
     expect(u.bounds!.overtaking).toEqual([sem.config.id]);
-    expect(u.bounds!.sentence).toContain('the recommendation could change');
+    // Two questions are too few for a recommendation (statistics.minQuestions), so the sentence speaks of the top row.
+    expect(a.evidence.enough).toBe(false);
+    expect(u.bounds!.sentence).toContain(`so the top row (${kw.config.id}; no recommendation was made) could change`);
   });
 
   it('report.md has judged@2 beside precision@2 in the tier table, the warning and the bounds sentence; the terminal too', () => {
