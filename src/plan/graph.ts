@@ -28,6 +28,7 @@ import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
 import { CheckpointStore, chunkingCheckpointKey, rankingInputsKey } from '../run/checkpoint.js';
 import { fingerprintCorpus } from '../load/fingerprint.js';
 import { maxOf } from '../bounded.js';
+import { HarnessError } from '../errors.js';
 
 /** The kinds of unit a plan holds (see the module comment). */
 export type UnitKind = 'chunking' | 'keyword' | 'embedding' | 'dense' | 'fusion' | 'external' | 'run' | 'rerank' | 'scoring';
@@ -218,4 +219,21 @@ export function planGraph(config: SweepConfig, dataset: Pick<Dataset, 'docs'>, s
 export function unitsFor(plan: Plan, keep: (row: PlanRow) => boolean): PlanUnit[] {
   const needed = new Set(plan.rows.filter(keep).flatMap((r) => r.needs));
   return plan.units.filter((u) => needed.has(u.id));
+}
+
+/**
+ * The rows `run --only GLOB` keeps: those whose id matches `glob` (`*` any run of characters, `?` one character, the
+ * rest literal; e.g. `*.keyword.*`, `cs256-*`) or whose ranking unit's kind equals `glob` (`keyword`, `dense`,
+ * `fusion`, `external`, `run`, `rerank`). In plan order.
+ * @throws HarnessError('USAGE') when no row matches, listing a few row ids and the kinds.
+ */
+export function selectRows(plan: Plan, glob: string): PlanRow[] {
+  const re = new RegExp(`^${glob.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('')}$`);
+  const kindOf = new Map(plan.units.map((u) => [u.id, u.kind]));
+  const rows = plan.rows.filter((r) => re.test(r.spec.id) || kindOf.get(r.ranking) === glob);
+  if (rows.length === 0)
+    throw new HarnessError('USAGE', `--only ${glob} matches no row of the plan (${plan.rows.length} rows, e.g. ${plan.rows.slice(0, 3).map((r) => r.spec.id).join(', ')})`, {
+      remedy: `give a glob over row ids ('*.keyword.*', 'cs256-*.k5') or a unit kind (${[...new Set(plan.rows.map((r) => kindOf.get(r.ranking)))].join(', ')})`,
+    });
+  return rows;
 }

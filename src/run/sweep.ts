@@ -59,7 +59,7 @@ import { maxOf } from '../bounded.js';
 import { describeShort, errorText, loadRetrieverModules, loadRuns, type RetrieverEntry } from './inputs.js';
 
 export { loadRetrieverModules, loadRuns, type LoadedRun, type RetrieverEntry } from './inputs.js';
-import { planGraph } from '../plan/graph.js';
+import { planGraph, selectRows } from '../plan/graph.js';
 import { planEnv } from '../plan/env.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
@@ -104,6 +104,12 @@ export interface SweepOptions {
   signal?: AbortSignal;
   /** Reuse and write checkpoints of finished ranking units under `<cacheDir>/checkpoints/`; default true. */
   resume?: boolean;
+  /**
+   * `run --only GLOB`: run only the rows whose id matches GLOB or whose ranking unit is of kind GLOB, and only the
+   * units they need (src/plan/graph.ts `selectRows`); the manifest then has `partial` and a warning lists the rows
+   * left out. Default: every row. @throws HarnessError('USAGE') when no row matches.
+   */
+  only?: string;
 }
 
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
@@ -249,7 +255,19 @@ export async function runSweep(
 
   // The plan (src/plan/graph.ts): the units of work, their checkpoint keys and the rows; the matrix's rows are its rows.
   const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
-  const grid = plan.rows.map((r) => r.spec);
+  // `run --only GLOB`: the matching rows and the units they need; depths stay the whole plan's, so each row's
+  // values are the ones a full run gives.
+  const selected = options.only === undefined ? plan.rows : selectRows(plan, options.only);
+  const needed = options.only === undefined ? undefined : new Set(selected.flatMap((r) => r.needs));
+  const isNeeded = (unitId: string) => needed === undefined || needed.has(unitId);
+  const grid = selected.map((r) => r.spec);
+  if (options.only !== undefined)
+    warn(
+      `partial run (--only ${options.only}): ${grid.length} of ${plan.rows.length} rows; left out: ${plan.rows
+        .filter((r) => !selected.includes(r))
+        .map((r) => r.spec.id)
+        .join(', ')}`,
+    );
   const gridModes = new Set(grid.map((r) => r.mode));
   const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
   const needsDense = gridModes.has('semantic') || gridModes.has('hybrid');
@@ -264,7 +282,7 @@ export async function runSweep(
   const tokenizer = defaultTokenizer();
   const stages = new Map<string, ChunkingStage>();
   t = performance.now();
-  const specs = neededChunkings(config);
+  const specs = neededChunkings(config).filter((spec) => isNeeded(`chunking:${chunkingKeyOf(spec)}`));
   const planKeys = new Map(plan.units.map((u) => [u.id, u.key]));
   for (const [i, spec] of specs.entries()) {
     checkInterrupted();
@@ -444,7 +462,7 @@ export async function runSweep(
   const cache = needsDense ? EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite')) : undefined;
   try {
     const limit = pLimit(config.concurrency);
-    const models = needsDense ? config.embeddings : [];
+    const models = needsDense ? config.embeddings.filter((spec) => isNeeded(`embedding:${spec.label}`)) : [];
     await Promise.all(
       models.map((spec, modelIndex) =>
         limit(async () => {
@@ -488,6 +506,7 @@ export async function runSweep(
   const retrieverInfo: Record<string, unknown>[] = [];
   for (const entry of config.retrievers) {
     const ck = chunkingKeyOf(entry.chunking);
+    if (!isNeeded(`${ck}.${entry.name}`)) continue;
     const st = stages.get(ck)!;
     const id = `${ck}.${entry.name}`;
     emit({ kind: 'stage', stage: `retriever ${entry.name}`, detail: `${st.chunks.length} chunks of ${ck}` });
@@ -538,6 +557,7 @@ export async function runSweep(
     });
   }
   for (const run of runs) {
+    if (!isNeeded(`none.${run.name}`)) continue;
     const st = stages.get('none');
     const id = `none.${run.name}`;
     if (!st || st.error) {
@@ -622,6 +642,9 @@ export async function runSweep(
     retrievers: retrieverInfo,
     rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
+    ...(options.only !== undefined
+      ? { partial: { only: options.only, rows: grid.length, of: plan.rows.length, units: selected.length === 0 ? 0 : needed!.size, leftOut: plan.rows.filter((r) => !selected.includes(r)).map((r) => r.spec.id) } }
+      : {}),
     checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length, discarded: store.discarded.length },
     relevanceThreshold: threshold,
     level: config.level,

@@ -84,5 +84,20 @@ describe('planGraph: validate and run share one plan', () => {
     expect([...plan.cachedUnits].sort()).toEqual(known.map((u) => u.id).sort());
     // Plain data: the graph survives JSON unchanged.
     expect(JSON.parse(JSON.stringify(graph))).toEqual(graph);
+
+    // run --only '*.keyword.*': the keyword rows, only the units they need, the same values as the full run, marked partial.
+    const partial = await runSweep(config, { providers: [letters], only: '*.keyword.*' });
+    const keywordRows = graph.rows.filter((r) => r.spec.retriever === 'keyword');
+    expect(partial.result.configs.map((c) => c.config.id)).toEqual(keywordRows.map((r) => r.spec.id));
+    expect([...partial.units].sort()).toEqual(['chunking:cs16-ov4', 'chunking:none', 'cs16-ov4.keyword', 'none.keyword', 'scoring']);
+    for (const row of partial.result.configs)
+      expect(row.means).toEqual(result.configs.find((c) => c.config.id === row.config.id)!.means);
+    const mark = partial.result.manifest.partial as { rows: number; of: number; leftOut: string[] };
+    expect([mark.rows, mark.of, mark.leftOut.length]).toEqual([2 * 2, 2 * 3 * 2, 2 * 2 * 2]);
+    expect((partial.result.warnings ?? []).some((w) => w.startsWith("partial run (--only *.keyword.*): 4 of 12 rows; left out: none.semantic.letters.k1"))).toBe(true);
+    // A unit kind selects the rows whose ranking unit is of that kind.
+    const fused = await runSweep(config, { providers: [letters], only: 'fusion' });
+    expect(fused.result.configs.map((c) => c.config.retriever)).toEqual(['hybrid', 'hybrid', 'hybrid', 'hybrid']);
+    await expect(runSweep(config, { providers: [letters], only: '*.bm42.*' })).rejects.toMatchObject({ code: 'USAGE' });
   }, 120_000);
 });
