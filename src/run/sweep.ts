@@ -57,10 +57,10 @@ import { cacheDamageWarning } from './verify.js';
 import { checkGridSize } from '../config/limits.js';
 import { maxOf } from '../bounded.js';
 import { describeShort, errorText, loadRetrieverModules, loadRuns, type RetrieverEntry } from './inputs.js';
-
-export { loadRetrieverModules, loadRuns, type LoadedRun, type RetrieverEntry } from './inputs.js';
 import { planGraph, selectRows } from '../plan/graph.js';
 import { planEnv } from '../plan/env.js';
+
+export { loadRetrieverModules, loadRuns, type LoadedRun, type RetrieverEntry } from './inputs.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -261,12 +261,12 @@ export async function runSweep(
   const needed = options.only === undefined ? undefined : new Set(selected.flatMap((r) => r.needs));
   const isNeeded = (unitId: string) => needed === undefined || needed.has(unitId);
   const grid = selected.map((r) => r.spec);
+  const kept = new Set(grid.map((r) => r.id));
+  const leftOut = plan.rows.filter((r) => !kept.has(r.spec.id)).map((r) => r.spec.id);
   if (options.only !== undefined)
     warn(
-      `partial run (--only ${options.only}): ${grid.length} of ${plan.rows.length} rows; left out: ${plan.rows
-        .filter((r) => !selected.includes(r))
-        .map((r) => r.spec.id)
-        .join(', ')}`,
+      `partial run (--only ${options.only}): ${grid.length} of ${plan.rows.length} rows; left out: ${leftOut.slice(0, 20).join(', ')}` +
+        (leftOut.length > 20 ? `, … and ${leftOut.length - 20} more (manifest.json partial.leftOut)` : ''),
     );
   const gridModes = new Set(grid.map((r) => r.mode));
   const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
@@ -643,7 +643,7 @@ export async function runSweep(
     rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
     ...(options.only !== undefined
-      ? { partial: { only: options.only, rows: grid.length, of: plan.rows.length, units: selected.length === 0 ? 0 : needed!.size, leftOut: plan.rows.filter((r) => !selected.includes(r)).map((r) => r.spec.id) } }
+      ? { partial: { only: options.only, rows: grid.length, of: plan.rows.length, units: needed!.size, leftOut } }
       : {}),
     checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length, discarded: store.discarded.length },
     relevanceThreshold: threshold,
