@@ -74,6 +74,7 @@ interface RunOptions {
   quiet?: boolean;
   json?: boolean;
   failOn?: string;
+  only?: string;
 }
 
 /** The conditions `run --fail-on` knows: a row failed; the questions cannot tell the candidates apart. */
@@ -126,7 +127,11 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
     setTimeout(() => process.exit(EXIT.interrupted), 3000).unref();
   };
   process.on('SIGINT', onSigint);
-  const sweepOptions: SweepOptions & { signal: AbortSignal } = { onEvent: progress.onEvent, signal: controller.signal };
+  const sweepOptions: SweepOptions & { signal: AbortSignal } = {
+    onEvent: progress.onEvent,
+    signal: controller.signal,
+    ...(opts.only !== undefined ? { only: opts.only } : {}),
+  };
   let swept;
   try {
     swept = await runSweep(config, sweepOptions);
@@ -252,6 +257,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option('-q, --quiet', 'no progress output')
     .option('--json', 'print the summary (recommendation, enoughEvidence, tier 1, files written, timings) as one JSON object')
     .option('--fail-on <conditions>', `exit 1 after writing the results when any holds: ${RUN_FAIL_ON.join(', ')} (comma-separated)`)
+    .option('--only <glob>', "run only the rows whose id matches the glob ('*.keyword.*') or whose unit kind it names (keyword, dense, fusion, external, run, rerank), and only the units they need; the results folder is marked partial")
     .addHelpText('after', PATHS_HELP)
     .action(async (config: string, opts: RunOptions) => runCommand(config, opts, io));
 

@@ -5,18 +5,19 @@
  * - `beir`: `corpus.jsonl` present → corpus.jsonl + queries.jsonl + qrels/<split>.tsv (see beir.ts);
  * - `folder`: `docs/` present → documents read from docs/ (see documents.ts) + questions.jsonl (see questions.ts).
  */
-import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
-import { JsonHashWriter } from './json-hash.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
 import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
+import { fingerprintDataset } from './fingerprint.js';
+
+export { fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -151,74 +152,6 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     fingerprint: fingerprintDataset(scan.docs, parsed.questions),
     warnings,
   };
-}
-
-/**
- * sha256 (hex, 64 characters) over the documents sorted by id (code-unit order) as `(id, text)` and the questions in
- * the given order as `(id, text, relevant, evidence spans, chunk labels)`. Label maps enter with their keys sorted;
- * tags and line numbers do not enter. Each record is one JSON array followed by `\n`, so no two different inputs
- * share a byte stream. Pure: does not change its inputs.
- */
-export function fingerprintDataset(docs: readonly Doc[], questions: readonly Question[]): string {
-  const h = createHash('sha256');
-  const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  let sorted = true;
-  for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
-  const sortedDocs = sorted ? docs : [...docs].sort(byId);
-  // The bytes of `${JSON.stringify([d.id, d.text])}\n` per document, without building those strings (json-hash.ts).
-  const w = new JsonHashWriter(h);
-  w.raw('docs\n');
-  for (const d of sortedDocs) {
-    w.raw('[');
-    w.string(d.id);
-    w.raw(',');
-    w.string(d.text);
-    w.raw(']\n');
-  }
-  w.flush();
-  h.update('questions\n');
-  for (const q of questions) {
-    h.update(
-      `${JSON.stringify([
-        q.id,
-        q.text,
-        sortedEntries(q.relevant),
-        q.evidence.map((s) => [s.doc, s.start, s.end, s.grade]),
-        q.chunkLabels === undefined ? null : sortedEntries(q.chunkLabels),
-      ])}\n`,
-    );
-  }
-  return h.digest('hex');
-}
-
-/**
- * sha256 (hex, 64 characters) over the documents only: sorted by id (code-unit order), one JSON record
- * `["<id>","<text>"]\n` each after the line `corpus\n` (so it never equals a {@link fingerprintDataset} value). No
- * question, label or evidence enters, so labelling a dataset does not change it: the pool file
- * (src/label/formats.ts `PoolHeader.dataset.corpus`) and the ranking checkpoints (src/run/checkpoint.ts) key on it.
- * Pure: does not change its input.
- */
-export function fingerprintCorpus(docs: readonly Doc[]): string {
-  const h = createHash('sha256');
-  const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  let sorted = true;
-  for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
-  const sortedDocs = sorted ? docs : [...docs].sort(byId);
-  const w = new JsonHashWriter(h);
-  w.raw('corpus\n');
-  for (const d of sortedDocs) {
-    w.raw('[');
-    w.string(d.id);
-    w.raw(',');
-    w.string(d.text);
-    w.raw(']\n');
-  }
-  w.flush();
-  return h.digest('hex');
-}
-
-function sortedEntries(r: Record<string, number>): [string, number][] {
-  return Object.entries(r).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 async function isFile(p: string): Promise<boolean> {

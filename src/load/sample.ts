@@ -16,7 +16,7 @@
  */
 import { seededRandom } from '../score/stats.js';
 import type { Dataset, DatasetSample, Doc, Question } from '../types.js';
-import { fingerprintDataset } from './dataset.js';
+import { fingerprintDataset } from './fingerprint.js';
 
 /** `dataset.sample` as written in the config. */
 export interface SampleSpec {

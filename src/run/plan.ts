@@ -11,7 +11,7 @@ import { preflightTransformersModel } from '../embed/transformers.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
-import { chunkingKeyOf, expandChunkings, expandGrid } from '../config/expand.js';
+import { chunkingKeyOf, expandChunkings } from '../config/expand.js';
 import { checkGridSize } from '../config/limits.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
@@ -19,6 +19,9 @@ import { HarnessError } from '../errors.js';
 import { loadDataset } from '../load/dataset.js';
 import { relevantCount } from '../score/evaluate.js';
 import type { Dataset, Level, Question } from '../types.js';
+import { loadRetrieverModules, loadRuns } from './inputs.js';
+import { planGraph, type Plan } from '../plan/graph.js';
+import { planEnv } from '../plan/env.js';
 
 /** One chunking of the plan. */
 export interface PlannedChunking {
@@ -83,6 +86,13 @@ export interface SweepPlan {
   estimatedSeconds: number | null;
   /** Dataset warnings and notes (chunkings that fail, questions left out). */
   warnings: string[];
+  /** The units the sweep would run, their inputs and checkpoint keys, and each row's units (src/plan/graph.ts). */
+  graph: Plan;
+  /**
+   * Ids of the graph's units whose checkpoint (key known before the run) is already in `<cacheDir>/checkpoints/`: the
+   * run would read them back (when intact) instead of computing them. Units with a deferred key are not counted.
+   */
+  cachedUnits: string[];
 }
 
 /** Options of {@link planSweep}. */
@@ -189,11 +199,12 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
   preflightModels(config);
   // Retriever modules and run files: the sweep's own checks and messages (a missing module, an export that is not a
   // factory, a run with unknown qids or docnos).
-  const { loadRetrieverModules, loadRuns } = await import('./sweep.js');
   await loadRetrieverModules(config);
   loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), (w) => warnings.push(w));
 
-  const grid = expandGrid(config);
+  // The grid is the plan's: `run` executes these units and scores these rows (src/plan/graph.ts).
+  const graph = planGraph(config, dataset, scored, planEnv());
+  const grid = graph.rows.map((r) => r.spec);
   const byMode: Record<string, number> = {};
   for (const row of grid) byMode[row.mode] = (byMode[row.mode] ?? 0) + 1;
 
@@ -264,6 +275,10 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
     cache: { file: cacheFile, exists: cacheExists },
     estimatedSeconds: estimates.some((e) => e === null) ? null : estimates.reduce<number>((sum, e) => sum + (e ?? 0), 0),
     warnings,
+    graph,
+    cachedUnits: graph.units
+      .filter((u) => u.key !== null && existsSync(path.join(path.resolve(config.cacheDir), 'checkpoints', `${u.key}.${u.kind === 'chunking' ? 'chunks' : 'json'}`)))
+      .map((u) => u.id),
   };
 }
 
@@ -310,6 +325,12 @@ export function formatPlan(plan: SweepPlan): string {
   } else {
     lines.push('embeddings: none needed (keyword only)');
   }
+  const kinds = new Map<string, number>();
+  for (const u of plan.graph.units) kinds.set(u.kind, (kinds.get(u.kind) ?? 0) + 1);
+  lines.push(
+    `units: ${plan.graph.units.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}); ` +
+      `${plan.graph.units.filter((u) => u.key !== null).length} with a checkpoint key known before the run, ${plan.cachedUnits.length} of them checkpointed`,
+  );
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

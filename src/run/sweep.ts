@@ -16,12 +16,11 @@
  * This module computes; `artifacts.ts` writes. Nothing here touches the results folder.
  */
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import type { Chunk, ChunkingSpec, ConfigResult, ConfigSpec, Dataset, Hit, Question, QueryDetail, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
-import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config/expand.js';
-import { fingerprintCorpus, loadDataset } from '../load/dataset.js';
+import { chunkingKeyOf, neededChunkings, rankingId } from '../config/expand.js';
+import { loadDataset } from '../load/dataset.js';
 import { defaultTokenizer } from '../chunk/chunker.js';
 import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { TIE_RULE } from '../retrieve/rank.js';
@@ -36,14 +35,12 @@ import { packageVersion } from '../embed/packages.js';
 import { embedTexts, embedTextsToMatrices, type EmbedStats } from '../embed/embed-texts.js';
 import type { VectorMatrix } from '../retrieve/vector-matrix.js';
 import { embedCallSize, type EmbeddingSpec } from '../embed/spec.js';
-import { readRun } from '../load/trec.js';
 import { measuresAtK, rowMeasuresAt } from '../score/measures.js';
 import { prepareJudgements, planMeasures, scorePrepared, type MeasurePlan } from '../score/evaluate.js';
 import { projectEvidence, projectionStats, evaluateChunkLevel, type Projection, type ProjectionStats } from '../score/evidence.js';
 import { budgetValues, evidenceCoverage, atTokenBudget } from '../score/budget.js';
 import { ROW_FAMILIES, checkModelsForDenseModes, semanticRetrieverName } from '../config/schema.js';
 import path from 'node:path';
-import { readFileSync, existsSync, statSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { excludedWarning, failedWarning } from '../report/warnings.js';
 import { collectLists, factoryWithTimeout } from './retrieve.js';
@@ -54,12 +51,16 @@ import type { Reranker, RerankSpec } from '../rerank/types.js';
 import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
-import { CheckpointStore, chunkingCheckpointKey, fileHash, rankingInputsKey } from './checkpoint.js';
+import { CheckpointStore, fileHash } from './checkpoint.js';
 import { StallWatchdog, noteProgress, progressHandle } from './stall.js';
 import { cacheDamageWarning } from './verify.js';
 import { checkGridSize } from '../config/limits.js';
-import { decodeRunIds } from './artifacts.js';
 import { maxOf } from '../bounded.js';
+import { describeShort, errorText, loadRetrieverModules, loadRuns, type RetrieverEntry } from './inputs.js';
+import { planGraph, selectRows } from '../plan/graph.js';
+import { planEnv } from '../plan/env.js';
+
+export { loadRetrieverModules, loadRuns, type LoadedRun, type RetrieverEntry } from './inputs.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -85,24 +86,6 @@ export function progressFromZero(emit: (e: SweepEvent) => void, stage: string): 
   };
 }
 
-/** A retriever passed to {@link runSweep} as an object (library use): the same contract as a `retrievers:` module. */
-export interface RetrieverEntry {
-  /** Configuration id part (`none.<name>.k5`): letters, digits, `_` and `-`. */
-  name: string;
-  /** Builds the retriever over one chunking's chunks. */
-  factory: RetrieverFactory;
-  /** Which chunks it receives: `none` (default, whole documents) or a chunking spec. */
-  chunking?: 'none' | ChunkingSpec;
-  /** Passed to the factory untouched; default `{}`. */
-  options?: Record<string, unknown>;
-  /** Per-search timeout in milliseconds; default 60,000. */
-  timeoutMs?: number;
-  /** `search` calls in flight at once; default 4. */
-  concurrency?: number;
-  /** A stable string that determines this retriever's results; when given, its rankings are checkpointed under it. */
-  checkpointKey?: string;
-}
-
 export interface SweepOptions {
   /** Receives progress events; never required. */
   onEvent?: (event: SweepEvent) => void;
@@ -121,6 +104,12 @@ export interface SweepOptions {
   signal?: AbortSignal;
   /** Reuse and write checkpoints of finished ranking units under `<cacheDir>/checkpoints/`; default true. */
   resume?: boolean;
+  /**
+   * `run --only GLOB`: run only the rows whose id matches GLOB or whose ranking unit is of kind GLOB, and only the
+   * units they need (src/plan/graph.ts `selectRows`); the manifest then has `partial` and a warning lists the rows
+   * left out. Default: every row. @throws HarnessError('USAGE') when no row matches.
+   */
+  only?: string;
 }
 
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
@@ -148,13 +137,6 @@ interface ChunkingStage {
 type Ranking =
   | { lists: Lists; buildSeconds: number; queryMs: number; fromCheckpoint: boolean; info?: Record<string, unknown> }
   | { error: string };
-
-/** An error's message, with its remedy when it is a HarnessError (a failed row then says what to fix). */
-function errorText(e: unknown): string {
-  if (isHarnessError(e)) return e.remedy ? `${e.message} (remedy: ${e.remedy})` : e.message;
-  if (e instanceof Error) return e.message;
-  return String(e);
-}
 
 /** Mean of `values` (0 for an empty list). */
 function meanOf(values: number[]): number {
@@ -195,7 +177,7 @@ function specOfProvider(p: EmbeddingProvider): EmbeddingSpec {
 export async function runSweep(
   inputConfig: SweepConfig,
   options: SweepOptions = {},
-): Promise<{ result: SweepResult; timings: Record<string, number> }> {
+): Promise<{ result: SweepResult; timings: Record<string, number>; units: string[] }> {
   const onEvent = options.onEvent ?? (() => {});
   // A progress event inside a unit also resets that unit's stall clock (src/run/stall.ts).
   const emit = (e: SweepEvent): void => {
@@ -271,27 +253,37 @@ export async function runSweep(
   const docIds = new Set(dataset.docs.map((d) => d.id));
   const runs = loadRuns(config, scored, docIds, warn);
 
-  const grid = expandGrid(config);
-  const maxK = maxOf(config.topK);
+  // The plan (src/plan/graph.ts): the units of work, their checkpoint keys and the rows; the matrix's rows are its rows.
+  const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
+  // `run --only GLOB`: the matching rows and the units they need; depths stay the whole plan's, so each row's
+  // values are the ones a full run gives.
+  const selected = options.only === undefined ? plan.rows : selectRows(plan, options.only);
+  const needed = options.only === undefined ? undefined : new Set(selected.flatMap((r) => r.needs));
+  const isNeeded = (unitId: string) => needed === undefined || needed.has(unitId);
+  const grid = selected.map((r) => r.spec);
+  const kept = new Set(grid.map((r) => r.id));
+  const leftOut = plan.rows.filter((r) => !kept.has(r.spec.id)).map((r) => r.spec.id);
+  if (options.only !== undefined)
+    warn(
+      `partial run (--only ${options.only}): ${grid.length} of ${plan.rows.length} rows; left out: ${leftOut.slice(0, 20).join(', ')}` +
+        (leftOut.length > 20 ? `, … and ${leftOut.length - 20} more (manifest.json partial.leftOut)` : ''),
+    );
   const gridModes = new Set(grid.map((r) => r.mode));
   const needsKeyword = gridModes.has('keyword') || gridModes.has('hybrid');
   const needsDense = gridModes.has('semantic') || gridModes.has('hybrid');
-  const maxRerankDepth = maxOf(grid.map((r) => r.rerank?.depth ?? 0), 0);
-  const rowDepth = Math.max(maxK, maxRerankDepth);
-  const fuseDepth = config.hybrid.depth;
-  const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, fuseDepth) : rowDepth;
+  const { rowDepth, baseDepth } = plan;
   const questionsIn: RetrieverQuestion[] = scored.map((q) => ({ id: q.id, text: q.text }));
   const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
   // Ranking units are keyed by what rankings depend on: the corpus and the scored questions' ids and texts, not the
   // grades (issue 20: a sweep re-run after labelling repeats only scoring; checkpoint format 2).
-  const corpusFingerprint = fingerprintCorpus(dataset.docs);
-  const common = { dataset: rankingInputsKey(corpusFingerprint, scored), questions: scored.map((q) => q.id), level: config.level };
+  const { corpusFingerprint, common } = plan;
 
   // 2. Chunk, once per chunking the grid or a retriever needs.
   const tokenizer = defaultTokenizer();
   const stages = new Map<string, ChunkingStage>();
   t = performance.now();
-  const specs = neededChunkings(config);
+  const specs = neededChunkings(config).filter((spec) => isNeeded(`chunking:${chunkingKeyOf(spec)}`));
+  const planKeys = new Map(plan.units.map((u) => [u.id, u.key]));
   for (const [i, spec] of specs.entries()) {
     checkInterrupted();
     const key = chunkingKeyOf(spec);
@@ -299,7 +291,7 @@ export async function runSweep(
     const t0 = performance.now();
     try {
       // Chunking checkpoint (issue 13 §1): a re-run after a kill reads the chunks back instead of cutting again.
-      const chunkKey = chunkingCheckpointKey(corpusFingerprint, dataset.docs, spec, tokenizer.name);
+      const chunkKey = planKeys.get(`chunking:${key}`)!;
       const chunks =
         store.getChunks(chunkKey, dataset.docs) ??
         store.putChunks(
@@ -470,7 +462,7 @@ export async function runSweep(
   const cache = needsDense ? EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite')) : undefined;
   try {
     const limit = pLimit(config.concurrency);
-    const models = needsDense ? config.embeddings : [];
+    const models = needsDense ? config.embeddings.filter((spec) => isNeeded(`embedding:${spec.label}`)) : [];
     await Promise.all(
       models.map((spec, modelIndex) =>
         limit(async () => {
@@ -514,6 +506,7 @@ export async function runSweep(
   const retrieverInfo: Record<string, unknown>[] = [];
   for (const entry of config.retrievers) {
     const ck = chunkingKeyOf(entry.chunking);
+    if (!isNeeded(`${ck}.${entry.name}`)) continue;
     const st = stages.get(ck)!;
     const id = `${ck}.${entry.name}`;
     emit({ kind: 'stage', stage: `retriever ${entry.name}`, detail: `${st.chunks.length} chunks of ${ck}` });
@@ -564,6 +557,7 @@ export async function runSweep(
     });
   }
   for (const run of runs) {
+    if (!isNeeded(`none.${run.name}`)) continue;
     const st = stages.get('none');
     const id = `none.${run.name}`;
     if (!st || st.error) {
@@ -648,6 +642,9 @@ export async function runSweep(
     retrievers: retrieverInfo,
     rerankers: rerankInfo,
     runs: runs.map((r) => ({ name: r.name, path: r.path, sha256: fileHash(r.path), questions: r.lists.size })),
+    ...(options.only !== undefined
+      ? { partial: { only: options.only, rows: grid.length, of: plan.rows.length, units: needed!.size, leftOut } }
+      : {}),
     checkpoints: { dir: store.dir, enabled: store.enabled, reused: store.hits.length, written: store.writes.length, discarded: store.discarded.length },
     relevanceThreshold: threshold,
     level: config.level,
@@ -671,15 +668,14 @@ export async function runSweep(
     warnings,
     ...(config.level === 'document' ? {} : { chunkQrels: scorer.chunkQrels() }),
   };
-  return { result, timings };
-}
-
-function describeShort(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  if (v === null) return 'null';
-  if (typeof v === 'function') return 'a function';
-  if (typeof v !== 'object') return `${typeof v} ${String(v)}`;
-  return `an object with keys ${Object.keys(v as object).join(', ') || '(none)'}`;
+  // The units this run resolved (computed, read from a checkpoint, or failed): the plan's units (a test holds them equal).
+  const units = [
+    ...stageList.map((st) => `chunking:${st.key}`),
+    ...embeddingInfo.map((e) => `embedding:${String(e.label)}`),
+    ...rankings.keys(),
+    'scoring',
+  ];
+  return { result, timings, units };
 }
 
 /** Retriever and run names must not collide with each other or with built-in id parts (objects included). */
@@ -702,107 +698,6 @@ function checkNames(config: SweepConfig): void {
       });
     labels.add(e.label);
   }
-}
-
-/**
- * Imports every `retrievers:` module up front, so a missing module or one without a factory is the user's mistake
- * (exit 1, nothing run), not a failed row.
- * @throws HarnessError('CONFIG_INVALID') naming the entry's key, the path and the remedy.
- */
-export async function loadRetrieverModules(config: SweepConfig, objects: Map<string, RetrieverEntry> = new Map()): Promise<Map<string, RetrieverFactory>> {
-  const out = new Map<string, RetrieverFactory>();
-  for (const [i, entry] of config.retrievers.entries()) {
-    const obj = objects.get(entry.name);
-    if (obj) {
-      if (typeof obj.factory !== 'function')
-        throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: factory is ${describeShort(obj.factory)}, not a function`, {
-          remedy: 'pass factory: async ({ documents, chunks, options, signal }) => ({ search(question, depth) { ... } })',
-        });
-      out.set(entry.name, obj.factory);
-      continue;
-    }
-    const where = { path: `retrievers[${i}].module`, ...(config.configFile ? { file: config.configFile } : {}) };
-    if (!existsSync(entry.module) || !statSync(entry.module).isFile())
-      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: no module file at ${entry.module}`, {
-        location: where,
-        remedy: 'check the path in retrievers[].module (relative paths resolve against the config file\'s folder)',
-      });
-    let mod: { default?: unknown };
-    try {
-      mod = (await import(pathToFileURL(entry.module).href)) as { default?: unknown };
-    } catch (e) {
-      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: ${entry.module} could not be imported: ${errorText(e)}`, {
-        location: where,
-        remedy: 'fix the module (an ES module, .mjs or .js with "type": "module") so that node can import it',
-        cause: e,
-      });
-    }
-    if (typeof mod.default !== 'function')
-      throw new HarnessError('CONFIG_INVALID', `retriever ${entry.name}: the default export of ${entry.module} is ${describeShort(mod.default)}, not a factory function`, {
-        location: where,
-        remedy: 'export default async function ({ documents, chunks, options, signal }) { return { async search(question, depth) { return [{ id, score }]; } }; }',
-      });
-    out.set(entry.name, mod.default as RetrieverFactory);
-  }
-  return out;
-}
-
-/** A run file's lists by question id, ready to be served by a {@link listRetriever}. */
-export interface LoadedRun {
-  name: string;
-  path: string;
-  lists: Map<string, Hit[]>;
-}
-
-/**
- * Reads every `runs:` file and checks it against the dataset: a qid that is not a scored question's, or a docno the
- * corpus lacks, is refused with file and line — unless `dataset.labels: keep`, under which unknown qids are ignored and
- * unknown docnos stay in the ranking as retrieved, unjudged documents (warned about).
- * @throws HarnessError('RUN_INVALID') with the file and the first offending line.
- */
-export function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<string>, warn: (m: string) => void): LoadedRun[] {
-  const out: LoadedRun[] = [];
-  const qids = new Set(scored.map((q) => q.id));
-  const keep = config.dataset.labels === 'keep';
-  for (const entry of config.runs) {
-    // The tool's own exported runs percent-encode ids with whitespace or % (artifacts.ts trecId): read them back.
-    const { run, decoded } = decodeRunIds(readRun(entry.path), qids, docIds);
-    if (decoded > 0) warn(`run ${entry.name}: ${decoded} id(s) read as percent-encoded (the export's encoding: %20 for a space, %25 for %)`);
-    const lines = readFileSync(entry.path, 'utf8').split('\n');
-    const lineOf = (pred: (f: string[]) => boolean) => lines.findIndex((l) => pred(l.trim().split(/\s+/))) + 1;
-    const unknownQ = [...run.keys()].filter((q) => !qids.has(q));
-    const unknownD = new Set<string>();
-    for (const entries of run.values()) for (const e of entries) if (!docIds.has(e.docno)) unknownD.add(e.docno);
-    if (!keep && unknownQ.length > 0) {
-      const line = lineOf((f) => f[0] === unknownQ[0]);
-      throw new HarnessError('RUN_INVALID', `run ${entry.name}: question id ${JSON.stringify(unknownQ[0])} is not a scored question of the dataset (${unknownQ.length} unknown qid(s) in all)`, {
-        location: { file: entry.path, line },
-        remedy: 'use the dataset\'s question ids in the run, or set dataset.labels: keep to ignore unknown qids',
-      });
-    }
-    if (!keep && unknownD.size > 0) {
-      const first = [...unknownD][0];
-      const line = lineOf((f) => f[2] === first);
-      throw new HarnessError('RUN_INVALID', `run ${entry.name}: docno ${JSON.stringify(first)} is not a document of the dataset (${unknownD.size} unknown docno(s) in all)`, {
-        location: { file: entry.path, line },
-        remedy: 'use the dataset\'s document ids, or set dataset.labels: keep to score unknown docnos as unjudged',
-      });
-    }
-    if (unknownQ.length > 0) warn(`run ${entry.name}: ${unknownQ.length} question id(s) not in the dataset are ignored (dataset.labels: keep)`);
-    if (unknownD.size > 0) warn(`run ${entry.name}: ${unknownD.size} docno(s) not in the corpus are kept as unjudged documents (dataset.labels: keep)`);
-    const missing = scored.filter((q) => !run.has(q.id)).length;
-    if (missing > 0) warn(`run ${entry.name}: ${missing} scored question(s) have no line in the run; they score 0 (trec_eval -c)`);
-    const lists = new Map<string, Hit[]>();
-    for (const [q, entries] of run) {
-      if (!qids.has(q)) continue;
-      // trec_eval keeps one line per (qid, docno); a repeated docno keeps its best score.
-      const best = new Map<string, number>();
-      for (const e of entries) best.set(e.docno, Math.max(best.get(e.docno) ?? -Infinity, e.score));
-      lists.set(q, [...best].map(([id, score]) => ({ id, score })));
-    }
-    out.push({ name: entry.name, path: entry.path, lists });
-  }
-  return out;
 }
 
 /** Warns about questions that cannot be answered on a chunking: every relevant document yields no chunk. */
