@@ -131,6 +131,16 @@ export function pairKey(p: { qid: string; doc: string; start: number; end: numbe
   return `${p.qid}\u0000${p.doc}\u0000${p.start}\u0000${p.end}`;
 }
 
+/** The labels file of a dataset folder: questions.jsonl (folder layout) or qrels/<split>.tsv (BEIR; split default `test`). */
+export function datasetLabelsFile(root: string, layout: 'folder' | 'beir', split?: string): string {
+  return layout === 'beir' ? path.join(root, 'qrels', `${split ?? 'test'}.tsv`) : path.join(root, 'questions.jsonl');
+}
+
+/** The judge's usage log of a labels file: `<labels>.judge-usage.jsonl`, one line per `judge` run (src/label/judge.ts). */
+export function judgeUsagePath(labelsFile: string): string {
+  return `${labelsFile}.judge-usage.jsonl`;
+}
+
 /** The judgments log of a labels file: `<labels>.judgments.jsonl` beside it. */
 export function judgmentsLogPath(labelsFile: string): string {
   return `${labelsFile}.judgments.jsonl`;

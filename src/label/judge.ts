@@ -20,6 +20,7 @@
  * Calibration ({@link calibrate}): the model's grades against the persons' on the pairs both graded, from the log
  * (persons' resolved grades) and from the dataset's own labels when given.
  */
+import { appendFileSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { chatCacheKey, type ChatCache } from '../llm/cache.js';
 import type { ChatAnswer, ChatClient, ChatStats } from '../llm/chat.js';
@@ -30,6 +31,7 @@ import type { Dataset } from '../types.js';
 import {
   foldJudgments,
   isModelAssessor,
+  judgeUsagePath,
   judgmentsLogPath,
   openJudgmentLog,
   pairKey,
@@ -346,6 +348,12 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
       tokensOut: after.tokensOut - before.tokensOut,
       cost: after.cost === null ? null : after.cost - (before.cost ?? 0),
     };
+    // What this run cost, beside the labels file: the next sweep's manifest and report sum it per model
+    // (src/label/sources.ts). A summary, not a label: appended, not fsynced.
+    appendFileSync(
+      judgeUsagePath(input.labelsFile),
+      `${JSON.stringify({ time: new Date().toISOString(), assessor, pairs: pairs.length, asked, ...usage })}\n`,
+    );
     return {
       assessor,
       pairs: pairs.length,

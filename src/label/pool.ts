@@ -24,7 +24,9 @@ import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { chunkingKey } from '../chunk/chunker.js';
 import { isRelevantOverlap } from '../score/evidence.js';
 import type { ChunkingSpec, ConfigResult, Doc, Level, Question, SweepResult } from '../types.js';
-import { judgmentsLogPath, pairKey, readJudgments, resolveLabels, POOL_FORMAT, POOL_VERSION, type PoolHeader, type PoolPair } from './formats.js';
+import { datasetLabelsFile, judgmentsLogPath, pairKey, readJudgments, resolveLabels, POOL_FORMAT, POOL_VERSION, type PoolHeader, type PoolPair } from './formats.js';
+
+export { datasetLabelsFile };
 
 /** One retrieved item of a row, already resolved to its passage: a document (level document) or a chunk's range. */
 export interface PoolItem {
@@ -216,10 +218,6 @@ function chooseRows(result: SweepResult, dir: string, choice: 'tier1' | 'all' | 
   return out;
 }
 
-/** The labels file of a loaded dataset: questions.jsonl (folder layout) or qrels/<split>.tsv (BEIR). */
-export function datasetLabelsFile(root: string, layout: 'folder' | 'beir', split?: string): string {
-  return layout === 'beir' ? path.join(root, 'qrels', `${split ?? 'test'}.tsv`) : path.join(root, 'questions.jsonl');
-}
 
 /**
  * Pools a finished results folder (the `pool` command). Reads `manifest.json` (dataset path, split, level, relevance

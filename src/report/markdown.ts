@@ -3,6 +3,7 @@
  * full precision). Every question text and document id is escaped ({@link escapeMd}). Pure.
  */
 
+import { labelSourcesSentence } from './labels.js';
 import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
@@ -544,6 +545,8 @@ export function methodLines(result: SweepResult, analysis: Analysis): string[] {
   ];
   const tie = manifestValue(result, ['tieRule']);
   if (typeof tie === 'string') lines.push(`Tie rule: ${tie}.`);
+  const labels = labelSourcesSentence(result);
+  if (labels !== null) lines.push(labels);
   const bm25 = (manifestValue(result, ['bm25']) ?? manifestValue(result, ['config', 'bm25'])) as Record<string, unknown> | undefined;
   if (bm25 && typeof bm25 === 'object') lines.push(`BM25: k1 = ${String(bm25.k1)}, b = ${String(bm25.b)}.`);
   // Only when the sweep had hybrid rows (the manifest's `hybrid` is null otherwise; older manifests: any hybrid row).

@@ -52,6 +52,7 @@ import { createReranker } from '../rerank/registry.js';
 import { RerankCache } from '../rerank/cache.js';
 import { measureRerankLatency, rerankLists } from '../rerank/apply.js';
 import { CheckpointStore, fileHash } from './checkpoint.js';
+import { labelSources } from '../label/sources.js';
 import { StallWatchdog, noteProgress, progressHandle } from './stall.js';
 import { cacheDamageWarning } from './verify.js';
 import { checkGridSize } from '../config/limits.js';
@@ -621,6 +622,9 @@ export async function runSweep(
       excluded: excluded.length,
       warnings: dataset.warnings,
     },
+    // Where the labels came from (a person, a model through the judgments log, the dataset as written) and what the
+    // judge cost (issue 21; src/label/sources.ts).
+    labels: labelSources(dataset),
     chunking: {
       tokenizer: tokenizer.name,
       chunkings: stageList.map((s) => ({
