@@ -21,7 +21,8 @@
  * partial bytes to a side file named in a warning and truncates the log to its last complete line, so nothing complete
  * is lost and the next append starts on a clean line.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, ftruncateSync, writeFileSync, writeSync, existsSync, readFileSync, unlinkSync } from 'node:fs';
+import { writeFileAtomic } from '../store/temp.js';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, ftruncateSync, writeFileSync, writeSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 
@@ -442,24 +443,8 @@ function refuseToReplace(file: string): void {
 export function writePool(file: string, header: PoolHeader, pairs: readonly PoolPair[]): void {
   if (header.pairs !== pairs.length) throw new Error(`pool header says ${header.pairs} pairs, ${pairs.length} given`);
   refuseToReplace(file);
-  const tmp = `${file}.tmp-${process.pid}`;
   const text = [header, ...pairs].map((o) => JSON.stringify(o)).join('\n') + '\n';
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* nothing was written */
-    }
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw new HarnessError('OUTPUT_INVALID', `cannot write the pool file ${file} (${code})`, {
-      location: { file },
-      remedy: 'choose an --out path in a folder you can write to, with free space',
-      cause: e,
-    });
-  }
+  writeFileAtomic(file, text, 'choose an --out path in a folder you can write to, with free space');
 }
 
 /**

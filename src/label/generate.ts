@@ -22,7 +22,8 @@
  *    An existing file is kept byte for byte and the new lines appended after it, written atomically (a temporary
  *    sibling, then one rename): nothing half-written, no human line renumbered or touched.
  */
-import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../store/temp.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { chunkDocuments } from '../chunk/chunker.js';
 import { sha256Text } from '../embed/hash.js';
 import { HarnessError } from '../errors.js';
@@ -344,22 +345,7 @@ export async function runGenerate(input: GenerateInput): Promise<GenerateSummary
 }
 
 function writeAtomic(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* nothing was written */
-    }
-    throw new HarnessError('OUTPUT_INVALID', `cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
-      location: { file },
-      remedy: 'choose an --out path in a folder you can write to, with free space',
-      cause: e,
-    });
-  }
+  writeFileAtomic(file, text, 'choose an --out path in a folder you can write to, with free space');
 }
 
 /** The summary as text lines for the terminal. */

@@ -19,7 +19,8 @@
  * A label for a pair the file already grades differently is a conflict: it is not written, and is listed (returned,
  * and written to `<labels>.conflicts.jsonl` by {@link mergeLabelsFile}). The same grade again is "unchanged".
  */
-import { existsSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { writeFileAtomic } from '../store/temp.js';
+import { existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { normaliseDocId } from '../load/question-schema.js';
@@ -310,28 +311,7 @@ export function isQrelsFile(labelsFile: string): boolean {
 }
 
 function writeAtomic(file: string, text: string): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
-  try {
-    writeFileSync(tmp, text);
-    const fd = openSync(tmp, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* nothing was written */
-    }
-    throw new HarnessError('OUTPUT_INVALID', `cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
-      location: { file },
-      remedy: 'check the folder is writable and has free space; the judgments log keeps every judgment, so merge again',
-      cause: e,
-    });
-  }
+  writeFileAtomic(file, text, 'check the folder is writable and has free space; the judgments log keeps every judgment, so merge again');
 }
 
 /**

@@ -4,8 +4,9 @@
  * those whose owner process is gone ({@link removeDeadTemporaries}), as `--out` temporaries already are
  * (src/run/lock.ts). Used by checkpoints and the GloVe table.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { HarnessError } from '../errors.js';
 
 /** `<file>.tmp-<pid>-<ms since the epoch>`: a temporary name for `file` owned by this process. */
 export function tempPathFor(file: string): string {
@@ -50,4 +51,35 @@ export function removeDeadTemporaries(dir: string): string[] {
     }
   }
   return removed;
+}
+
+/**
+ * Writes `text` to `file` all or nothing: into {@link tempPathFor}'s name beside it, fsynced, then one rename. On any
+ * failure the temporary is removed and nothing at `file` changes.
+ * @param remedy what the user should do when the write fails (named in the error).
+ * @throws HarnessError `OUTPUT_INVALID` naming the file and the system's code (ENOSPC, EACCES, ...).
+ */
+export function writeFileAtomic(file: string, text: string, remedy: string): void {
+  const tmp = tempPathFor(file);
+  try {
+    writeFileSync(tmp, text);
+    const fd = openSync(tmp, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* nothing was written */
+    }
+    throw new HarnessError('OUTPUT_INVALID', `cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+      location: { file },
+      remedy,
+      cause: e,
+    });
+  }
 }
