@@ -2,7 +2,7 @@
  * The dataset's fingerprints (content hashes): of documents and questions, and of the corpus alone. Split out of
  * dataset.ts so that sample.ts (which re-fingerprints a sample) and dataset.ts (which samples) do not import each other.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Doc, Question } from '../types.js';
 import { JsonHashWriter } from './json-hash.js';
 
@@ -14,21 +14,7 @@ import { JsonHashWriter } from './json-hash.js';
  */
 export function fingerprintDataset(docs: readonly Doc[], questions: readonly Question[]): string {
   const h = createHash('sha256');
-  const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  let sorted = true;
-  for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
-  const sortedDocs = sorted ? docs : [...docs].sort(byId);
-  // The bytes of `${JSON.stringify([d.id, d.text])}\n` per document, without building those strings (json-hash.ts).
-  const w = new JsonHashWriter(h);
-  w.raw('docs\n');
-  for (const d of sortedDocs) {
-    w.raw('[');
-    w.string(d.id);
-    w.raw(',');
-    w.string(d.text);
-    w.raw(']\n');
-  }
-  w.flush();
+  hashDocs(h, 'docs\n', docs);
   h.update('questions\n');
   for (const q of questions) {
     h.update(
@@ -53,12 +39,22 @@ export function fingerprintDataset(docs: readonly Doc[], questions: readonly Que
  */
 export function fingerprintCorpus(docs: readonly Doc[]): string {
   const h = createHash('sha256');
+  hashDocs(h, 'corpus\n', docs);
+  return h.digest('hex');
+}
+
+/**
+ * Feeds `h` the line `head`, then per document sorted by id (code-unit order) the bytes of
+ * `${JSON.stringify([d.id, d.text])}\n`, without building those strings (json-hash.ts). Sorts a copy only when
+ * `docs` is not already in order.
+ */
+function hashDocs(h: Hash, head: string, docs: readonly Doc[]): void {
   const byId = (a: Doc, b: Doc): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   let sorted = true;
   for (let i = 1; i < docs.length && sorted; i++) sorted = byId(docs[i - 1], docs[i]) <= 0;
   const sortedDocs = sorted ? docs : [...docs].sort(byId);
   const w = new JsonHashWriter(h);
-  w.raw('corpus\n');
+  w.raw(head);
   for (const d of sortedDocs) {
     w.raw('[');
     w.string(d.id);
@@ -67,7 +63,6 @@ export function fingerprintCorpus(docs: readonly Doc[]): string {
     w.raw(']\n');
   }
   w.flush();
-  return h.digest('hex');
 }
 
 function sortedEntries(r: Record<string, number>): [string, number][] {
