@@ -156,6 +156,8 @@ export class ChatClient {
       // One chat answer is a grade line or a few questions: far below 1 MiB. A larger body is an error (never cached),
       // so a misbehaving server cannot fill the answer cache.
       maxResponseBytes: CHAT_MAX_RESPONSE_BYTES,
+      // One prompt per request: there is no batch to lower.
+      batchKey: null,
       ...(opts.backoffBaseMs !== undefined ? { backoffBaseMs: opts.backoffBaseMs } : {}),
       ...(opts.backoffMaxMs !== undefined ? { backoffMaxMs: opts.backoffMaxMs } : {}),
     });

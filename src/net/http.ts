@@ -85,6 +85,12 @@ export interface HttpClientOptions {
    * fails the request (kind `too-large`, not retried) without being held in memory.
    */
   maxResponseBytes?: number;
+  /**
+   * What the user lowers to make one request smaller, named in remedies: default `'batchSize'` (embedding and rerank
+   * clients send many inputs per request); `null` for a client that sends one input per request (chat), whose
+   * remedies then name only the keys it has.
+   */
+  batchKey?: string | null;
 }
 
 /**
@@ -309,6 +315,7 @@ export class HttpClient {
       random: opts.random ?? Math.random,
       fetch: opts.fetch ?? globalThis.fetch,
       maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      batchKey: opts.batchKey === undefined ? 'batchSize' : opts.batchKey,
     };
     if (!Number.isInteger(this.o.maxResponseBytes) || this.o.maxResponseBytes < 1) {
       throw new HarnessError('CONFIG_INVALID', `${opts.configPath}.maxResponseBytes (${this.o.maxResponseBytes}) must be a whole number ≥ 1`, {
@@ -451,6 +458,7 @@ export class HttpClient {
   /** What the user should do about a failure. */
   private remedyFor(f: HttpFailure): string {
     const key = this.apiKeyEnv;
+    const batch = this.o.batchKey;
     if (f.kind === 'status') {
       const s = f.status ?? 0;
       if (s === 401 || s === 403) {
@@ -459,13 +467,19 @@ export class HttpClient {
           : 'the server wants an API key: set apiKeyEnv to the name of an environment variable that holds it';
       }
       if (s === 404) return 'check baseUrl (OpenAI-style servers need the /v1 suffix, e.g. http://127.0.0.1:8080/v1) and the model name the server serves';
-      if (s === 400 || s === 422) return 'the server rejected the request: check the model name, dimensions and batchSize (servers cap inputs per request and their length)';
+      if (s === 400 || s === 422)
+        return batch !== null
+          ? `the server rejected the request: check the model name, dimensions and ${batch} (servers cap inputs per request and their length)`
+          : 'the server rejected the request: check the model name and the server log (the prompt may exceed its context length)';
       if (s === 429) return 'the server kept rate-limiting: lower concurrency or set requestsPerMinute / tokensPerMinute';
-      if (s >= 500) return 'the server kept failing: check its log; lower batchSize or concurrency if it runs out of memory';
+      if (s >= 500) return `the server kept failing: check its log; lower ${batch !== null ? `${batch} or ` : ''}concurrency if it runs out of memory`;
       return 'check baseUrl, the model name and the server log';
     }
-    if (f.kind === 'timeout') return 'the server is too slow: raise timeoutMs or lower batchSize';
-    if (f.kind === 'too-large') return `lower batchSize (fewer inputs per request), or raise ${this.o.configPath}.maxResponseBytes if answers this large are expected`;
+    if (f.kind === 'timeout') return `the server is too slow: raise timeoutMs${batch !== null ? ` or lower ${batch}` : ' or lower concurrency'}`;
+    if (f.kind === 'too-large')
+      return batch !== null
+        ? `lower ${batch} (fewer inputs per request), or raise ${this.o.configPath}.maxResponseBytes if answers this large are expected`
+        : `the server answered with more than ${this.o.maxResponseBytes} bytes for one prompt: check that baseUrl points at a chat server`;
     if (f.kind === 'network') {
       return f.errno !== undefined && NO_RETRY_ERRNO.has(f.errno)
         ? `nothing answers at ${this.baseUrl}: start the server (see docs/integrations.md) or fix baseUrl`

@@ -65,6 +65,23 @@ describe('response bodies are capped (maxResponseBytes)', () => {
     });
   }
 
+  it('a client with one input per request (chat: batchKey null) names no batchSize in its remedies', async () => {
+    const url = await serve(5000, true);
+    const c = new HttpClient({
+      baseUrl: url,
+      what: 'chat:m',
+      errorCode: 'LLM_FAILED',
+      configPath: 'model',
+      maxResponseBytes: 1000,
+      batchKey: null,
+      clock: { now: () => 0, sleep: async () => {} },
+    });
+    const e = await rejection(c.postJson('/x', {}, { parse: (j) => j }));
+    expect(e.code).toBe('LLM_FAILED');
+    expect(e.remedy).not.toMatch(/batchSize/);
+    expect(e.remedy).toMatch(/more than 1000 bytes for one prompt/);
+  });
+
   it('maxResponseBytes below 1 is CONFIG_INVALID', () => {
     expect(() => client('http://127.0.0.1:8080', 0)).toThrow(/maxResponseBytes \(0\) must be a whole number/);
   });
