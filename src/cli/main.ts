@@ -12,6 +12,7 @@ import { HarnessError, isHarnessError } from '../errors.js';
 import { resourceError } from '../store/resource.js';
 import type { SweepOptions } from '../run/sweep.js';
 import { registerLlmCommands } from './llm.js';
+import { maxOf } from '../bounded.js';
 
 /**
  * Exit codes (the README's table):
@@ -410,7 +411,7 @@ export function buildProgram(io: CliIo = processIo): Command {
         const counts = Object.values(r.summary.perQuestion);
         const mean = counts.length ? counts.reduce((a, b) => a + b, 0) / counts.length : 0;
         io.stdout(
-          `pool: ${r.summary.pairs} unjudged pair(s) over ${r.summary.questions} question(s) (mean ${mean.toFixed(1)}, max ${Math.max(0, ...counts)} per question); ` +
+          `pool: ${r.summary.pairs} unjudged pair(s) over ${r.summary.questions} question(s) (mean ${mean.toFixed(1)}, max ${maxOf(counts, 0)} per question); ` +
             `level ${r.summary.level}, depth ${r.summary.depth}, ${r.summary.rows.length} row(s): ${r.summary.rows.join(', ')}; ` +
             `${r.summary.judgedSkipped} judged pair(s) left out\n` +
             `written: ${out}\nnext: retrieval-sweep label ${path.relative(process.cwd(), out) || out} --labels <the dataset's questions.jsonl or qrels/<split>.tsv>\n`,

@@ -25,6 +25,7 @@ import { writeFileAtomic } from '../store/temp.js';
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, ftruncateSync, writeFileSync, writeSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
+import { appendAll } from '../bounded.js';
 
 /** The `format` value of a pool header. */
 export const POOL_FORMAT = 'retrieval-sweep.pool';
@@ -239,6 +240,11 @@ export interface JudgmentLog {
   readonly warnings: readonly string[];
   /** Appends judgments as lines and fsyncs before returning. @throws HarnessError `LABEL_INVALID` for an invalid judgment. */
   append(...judgments: Judgment[]): void;
+  /**
+   * {@link JudgmentLog.append} for a list of any length (a rest parameter spreads its argument onto the stack, which
+   * overflows past ~100,000 items): one write and one fsync for the whole list.
+   */
+  appendMany(judgments: readonly Judgment[]): void;
   /** Closes the file. */
   close(): void;
 }
@@ -275,20 +281,22 @@ export function openJudgmentLog(file: string): JudgmentLog {
   }
   const judgments = [...read.judgments];
   let open = true;
+  const appendMany = (js: readonly Judgment[]): void => {
+    if (!open) throw new Error(`judgments log ${file} is closed`);
+    if (js.length === 0) return;
+    const lines = js.map((j, i) => JSON.stringify(checkJudgment(j, file, judgments.length + i + 1))).join('\n') + '\n';
+    const bytes = Buffer.from(lines, 'utf8');
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+    appendAll(judgments, js);
+  };
   return {
     file,
     judgments,
     warnings,
-    append(...js: Judgment[]): void {
-      if (!open) throw new Error(`judgments log ${file} is closed`);
-      if (js.length === 0) return;
-      const lines = js.map((j, i) => JSON.stringify(checkJudgment(j, file, judgments.length + i + 1))).join('\n') + '\n';
-      const bytes = Buffer.from(lines, 'utf8');
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fsyncSync(fd);
-      judgments.push(...js);
-    },
+    append: (...js: Judgment[]): void => appendMany(js),
+    appendMany,
     close(): void {
       if (open) closeSync(fd);
       open = false;

@@ -280,7 +280,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
       const cur = current(h.p);
       if (cur?.grade !== h.grade || cur?.failed !== undefined) fromCache.push({ ...base(h.p), action: 'grade', grade: h.grade });
     }
-    log.append(...fromCache);
+    log.appendMany(fromCache);
     appended += fromCache.length;
     done = hits.length;
     if (done > 0) input.onProgress?.(done, pairs.length);

@@ -17,6 +17,7 @@
 
 import { HarnessError } from '../errors.js';
 import { bootstrapCI, seededRandom } from './stats.js';
+import { maxOf } from '../bounded.js';
 
 /** One candidate configuration: its id and per-question values of the primary metric (questions in one fixed order). */
 export interface SelectionCandidate {
@@ -144,7 +145,7 @@ export function crossValidatedSelection(candidates: readonly SelectionCandidate[
     if (opts.assignment.length !== n || opts.assignment.some((f) => !Number.isInteger(f) || f < 0))
       throw new HarnessError('USAGE', `assignment must give a fold ≥ 0 for each of the ${n} questions`, { remedy: 'pass one fold index per question' });
     fold = [...opts.assignment];
-    K = Math.max(...fold) + 1;
+    K = maxOf(fold) + 1;
   } else fold = assignFolds(n, K, seed, opts.strata);
 
   const m = candidates.length;

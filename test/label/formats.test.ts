@@ -40,6 +40,20 @@ describe('judgments log', () => {
     expect(r.partialTail).toBe('');
   });
 
+  it('appendMany takes a list longer than a call can spread (200,000 judgments) in one write', () => {
+    const f = path.join(dir(), 'many.judgments.jsonl');
+    const log = openJudgmentLog(f);
+    const n = 200_000;
+    const many = Array.from({ length: n }, (_, i) => j('llm:m', 'grade', i % 4, `d${i}.md`));
+    log.appendMany(many);
+    expect(log.judgments).toHaveLength(n);
+    log.close();
+    const r = readJudgments(f);
+    expect(r.judgments).toHaveLength(n);
+    expect(r.judgments[n - 1]!.doc).toBe(`d${n - 1}.md`);
+    expect(r.judgments[n - 1]!.grade).toBe((n - 1) % 4);
+  });
+
   it('a line cut mid-write is moved to a side file and the complete lines are kept', () => {
     const d = dir();
     const f = path.join(d, 'labels.judgments.jsonl');
