@@ -27,7 +27,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chunkDocuments } from '../chunk/chunker.js';
 import { sha256Text } from '../embed/hash.js';
 import { HarnessError } from '../errors.js';
-import { chatCacheKey, type ChatCache } from '../llm/cache.js';
+import { answerKey, type ChatCache } from '../llm/cache.js';
 import type { ChatClient, ChatStats } from '../llm/chat.js';
 import { fillPrompt, GENERATION_STYLES, parseQuestionsAnswer, type PromptTemplate } from '../llm/prompts.js';
 import { questionLineSchema } from '../load/question-schema.js';
@@ -203,15 +203,7 @@ export async function runGenerate(input: GenerateInput): Promise<GenerateSummary
 
   const ask = plan.map((p) => {
     const values = { passage: p.chunk.text, count: String(p.count), style: GENERATION_STYLES[p.style] };
-    const key = chatCacheKey({
-      baseUrl: client.baseUrl,
-      model: client.serverModel,
-      temperature: client.temperature,
-      seed: client.seed,
-      maxTokens: client.maxTokens,
-      promptSha: prompt.sha,
-      inputs: [values.passage, values.count, values.style],
-    });
+    const key = answerKey(client, prompt.sha, [values.passage, values.count, values.style]);
     return { ...p, key, content: fillPrompt(prompt.text, values), answer: undefined as string[] | undefined };
   });
   let cached = 0;

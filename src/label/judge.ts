@@ -22,7 +22,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { HarnessError, isHarnessError } from '../errors.js';
-import { chatCacheKey, type ChatCache } from '../llm/cache.js';
+import { answerKey, type ChatCache } from '../llm/cache.js';
 import type { ChatAnswer, ChatClient, ChatStats } from '../llm/chat.js';
 import { HttpFailure } from '../net/http.js';
 import { fillPrompt, parseFinalScore, type PromptTemplate } from '../llm/prompts.js';
@@ -220,16 +220,7 @@ export async function runJudge(input: JudgeInput): Promise<JudgeSummary> {
   const assessor = `llm:${client.serverModel}`;
   const now = input.now ?? (() => new Date());
   const before = client.stats();
-  const keyOf = (p: PoolPair) =>
-    chatCacheKey({
-      baseUrl: client.baseUrl,
-      model: client.serverModel,
-      temperature: client.temperature,
-      seed: client.seed,
-      maxTokens: client.maxTokens,
-      promptSha: prompt.sha,
-      inputs: [p.question, p.passage],
-    });
+  const keyOf = (p: PoolPair) => answerKey(client, prompt.sha, [p.question, p.passage]);
   // Cache first, then the probe, then the log: a wrong key, model or address fails before anything is written.
   const hits: { p: PoolPair; grade: number }[] = [];
   const todo: { p: PoolPair; key: string }[] = [];
@@ -487,15 +478,7 @@ export type PairGrade =
  * @throws HarnessError `LLM_FAILED` (a request failing after its retries), `CACHE_FAILED`.
  */
 export async function gradePair(client: ChatClient, cache: ChatCache, prompt: PromptTemplate, question: string, passage: string): Promise<PairGrade> {
-  const key = chatCacheKey({
-    baseUrl: client.baseUrl,
-    model: client.serverModel,
-    temperature: client.temperature,
-    seed: client.seed,
-    maxTokens: client.maxTokens,
-    promptSha: prompt.sha,
-    inputs: [question, passage],
-  });
+  const key = answerKey(client, prompt.sha, [question, passage]);
   const hit = cache.get(key);
   if (hit !== undefined) {
     const p = parseFinalScore(hit.text);

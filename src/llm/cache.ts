@@ -38,6 +38,33 @@ export function chatCacheKey(p: ChatCacheKeyParts): string {
   return sha256Text(JSON.stringify([p.baseUrl, p.model, p.temperature, p.seed, p.maxTokens, p.promptSha, ...p.inputs.map(sha256Text)]));
 }
 
+/** The parts of a {@link ChatCacheKeyParts} that belong to the client: where, which model, how it samples. */
+export interface ChatKeySource {
+  readonly baseUrl: string;
+  readonly serverModel: string;
+  readonly temperature: number;
+  readonly seed: number | null;
+  readonly maxTokens: number | null;
+}
+
+/**
+ * The cache key of one prompt sent by `client`: {@link chatCacheKey} over the client's address, model and sampling,
+ * the template's sha256 hex `promptSha`, and the values filled into it in placeholder order. The judge and the question
+ * generator key their answers through this one function, so an answer cached by one is found by the other's same
+ * question.
+ */
+export function answerKey(client: ChatKeySource, promptSha: string, inputs: readonly string[]): string {
+  return chatCacheKey({
+    baseUrl: client.baseUrl,
+    model: client.serverModel,
+    temperature: client.temperature,
+    seed: client.seed,
+    maxTokens: client.maxTokens,
+    promptSha,
+    inputs,
+  });
+}
+
 /** Answers on SQLite. One instance per process. */
 export class ChatCache {
   readonly file: string;
