@@ -59,7 +59,13 @@ export function renderTerminal(result: SweepResult, analysis: Analysis): string 
   const rec = recommendationText(result, analysis);
   // The headline, then everything but the "declared before the run" line (the header says it).
   lines.push(rec[0], ...rec.slice(2));
-  if (analysis.warnings.length > 0)
-    lines.push(`${analysis.warnings.length} warning(s), first: ${analysis.warnings[0]}${analysis.warnings.length > 1 ? ' (all in report.md)' : ''}`);
+  // A warning the lines above already print word for word (the unjudged one) is not repeated; the count says so.
+  const above = lines.join('\n');
+  const rest = analysis.warnings.filter((w) => !above.includes(w));
+  if (rest.length > 0) {
+    const all = analysis.warnings.length;
+    const count = rest.length < all ? `${rest.length} more warning(s) (${all} in all)` : `${all} warning(s)`;
+    lines.push(`${count}, first: ${rest[0]}${all > 1 ? ' (all in report.md)' : ''}`);
+  }
   return `${lines.slice(0, 25).join('\n')}\n`;
 }

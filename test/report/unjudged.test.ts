@@ -85,6 +85,10 @@ describe('the unjudged view of the report', () => {
     const term = renderTerminal(result(), a);
     expect(term).toContain('judged@2');
     expect(term).toContain(UNJUDGED_ADVICE);
+    // Printed once: the warnings line leaves out the one the recommendation's lines already give.
+    expect(term.split(u.warning!).length - 1).toBe(1);
+    const others = a.warnings.filter((w) => w !== u.warning);
+    expect(term).toContain(`${others.length} more warning(s) (${a.warnings.length} in all), first: ${others[0]}`);
   });
 
   it('matrix.json: unjudged_bounds per row at the primary k and the unjudged summary at the top', () => {
