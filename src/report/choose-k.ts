@@ -54,8 +54,15 @@ export interface KCurve {
    * smaller k is; null when a test on the way is undecided.
    */
   smallestTiedK: number | null;
-  /** One sentence for the report. */
+  /** One sentence for the report: {@link KCurve.figures}, then {@link KCurve.advice} when there is one. */
   sentence: string;
+  /** The sentence's figures for this configuration alone (what differs from row to row). */
+  figures: string;
+  /**
+   * What to do, when the figures call for it (every smaller k finds significantly less than kmax), else null. The
+   * same text for every curve with the same kmax, so a report can say it once for all of them.
+   */
+  advice: string | null;
 }
 
 /** Settings of {@link kCurves}. */
@@ -192,24 +199,37 @@ export function kCurves(
       return p ? p.mean.toFixed(3) : '—';
     };
     let sentence: string;
+    let figures: string;
+    let advice: string | null = null;
     if (smallestTiedK === null) {
       const open = smaller.filter((s) => !vs.get(s.i)!.decided).map((s) => s.r.config.k);
-      sentence = `${base.config.id}: whether k = ${open.join(', ')} finds what k = ${maxK} finds is undecided at ${opts.maxResamples} resamples.`;
+      sentence = figures = `${base.config.id}: whether k = ${open.join(', ')} finds what k = ${maxK} finds is undecided at ${opts.maxResamples} resamples.`;
     } else if (smallestTiedK === maxK) {
       const below = smaller[smaller.length - 1];
       const v = vs.get(below.i)!;
-      sentence =
+      const head =
         `${base.config.id}: k = ${below.r.config.k} finds significantly less than k = ${maxK} (recall ${recallAt(below.r.config.k)} vs ${recallAt(maxK)}, ` +
-        `difference ${v.diff.toFixed(3)}, Holm-adjusted p ${fmtP(v.pHolm)}): every smaller k misses relevant documents that k = ${maxK} finds, so passing fewer than ${maxK} results on costs recall whatever the primary metric's k; sweep a larger k to see where recall levels off.`;
+        `difference ${v.diff.toFixed(3)}, Holm-adjusted p ${fmtP(v.pHolm)})`;
+      advice = kmaxAdvice(maxK);
+      figures = `${head}.`;
+      sentence = `${head}: ${advice}`;
     } else {
       const v = vs.get(smaller.find((s) => s.r.config.k === smallestTiedK)!.i)!;
-      sentence =
+      sentence = figures =
         `${base.config.id}: k = ${smallestTiedK} finds what k = ${maxK} finds, within ${Math.abs(v.low).toFixed(3)} recall ` +
         `(recall ${recallAt(smallestTiedK)} vs ${recallAt(maxK)}, difference ${v.diff.toFixed(3)}, ${Math.round(opts.level * 100)}% CI [${v.low.toFixed(3)}, ${v.high.toFixed(3)}], ` +
         `Holm-adjusted p ${fmtP(v.pHolm)}; not significantly different at α = ${opts.alpha}).`;
     }
-    return { configId: base.config.id, maxK, points, smallestTiedK, sentence };
+    return { configId: base.config.id, maxK, points, smallestTiedK, sentence, figures, advice };
   });
+}
+
+/** What to do when every smaller k finds significantly less than `maxK` (the same words for every such curve). */
+export function kmaxAdvice(maxK: number): string {
+  return (
+    `every smaller k misses relevant documents that k = ${maxK} finds, so passing fewer than ${maxK} results on costs recall ` +
+    "whatever the primary metric's k; sweep a larger k to see where recall levels off."
+  );
 }
 
 function fmtP(p: number): string {

@@ -13,7 +13,7 @@ import { evidenceSection } from './evidence.js';
 import { clip, escapeHtml as h, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime, jsonForScript } from './format.js';
 import { fmtLevel, fmtMcError, intervalNote, isDagger, matrixOrder, methodLines, recommendationText, runSummary, segmentNotes } from './markdown.js';
 import { ROW_FAMILIES, compareChunkingKeys, isRelevant, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
-import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { kCurveAdvice, kCurveRows, selectionParagraph } from './verdicts.js';
 import { fmtQueryMs } from './timing.js';
 import { SERIES_COLORS, heatmap, hbars, histogram, lineChart } from './svg.js';
 import { maxOf, minOf } from '../bounded.js';
@@ -236,6 +236,7 @@ function verdictSectionsHtml(analysis: Analysis, codeId: (s: string) => string):
   if (sel.length === 0 && curves.length === 0) return [];
   const out = ['<section id="selection"><h2>Selection and the choice of k</h2>'];
   for (const l of sel) out.push(`<p>${l}</p>`);
+  for (const a of kCurveAdvice(analysis, style)) out.push(`<p>${a}</p>`);
   for (const c of curves) {
     out.push(`<h3>${codeId(c.configId)}</h3><p>${c.sentence}</p>`);
     out.push(

@@ -8,7 +8,7 @@ import { evidenceSection } from './evidence.js';
 import type { ConfigResult, SweepResult } from '../types.js';
 import type { Analysis } from './analyze.js';
 import { clip, escapeMd, fmt3, fmtCI, fmtP, fmtSigned, fmtSigned1, fmtSignedCI, fmtTime } from './format.js';
-import { kCurveRows, selectionParagraph } from './verdicts.js';
+import { kCurveAdvice, kCurveRows, selectionParagraph } from './verdicts.js';
 import { clearlyFaster, fmtQueryMs } from './timing.js';
 import { ROW_FAMILIES, isRelevant, manifestValue, relevanceThreshold, rerankKey, retrieverLabel } from './metrics.js';
 import { appendAll } from '../bounded.js';
@@ -487,6 +487,7 @@ function verdictSections(analysis: Analysis): string[] {
         `paired sign-flip test, Holm over the smaller ks, α = ${analysis.alpha}; "tied" means not significantly less.`,
       '',
     );
+    for (const a of kCurveAdvice(analysis, style)) out.push(a, '');
     for (const c of curves) out.push(c.sentence, '', ...mdTable(c.header, c.rows), '');
   }
   return out;

@@ -33,12 +33,32 @@ export function selectionParagraph(analysis: Analysis, style: SectionStyle): str
   ];
 }
 
+/**
+ * The advice the k curves share, said once: one line per distinct advice text, naming the configurations it applies
+ * to ("For 5 of 6 configurations (`a`, `b`, …): every smaller k misses …"). Empty when no curve has advice.
+ */
+export function kCurveAdvice(analysis: Analysis, style: SectionStyle): string[] {
+  const groups = new Map<string, string[]>();
+  for (const c of analysis.kCurves) {
+    if (c.advice === null) continue;
+    const ids = groups.get(c.advice) ?? [];
+    ids.push(c.configId);
+    groups.set(c.advice, ids);
+  }
+  const n = analysis.kCurves.length;
+  return [...groups].map(([advice, ids]) => {
+    const who = ids.length === n ? (n === 1 ? 'For this configuration' : `For all ${n} configurations`) : `For ${ids.length} of ${n} configurations (${ids.map(style.id).join(', ')})`;
+    return `${who}: ${style.text(advice)}`;
+  });
+}
+
 /** One row per k of each curve: k, recall@k with CI, hit_rate@k with CI, recall difference vs kmax with CI, p (Holm), verdict. */
 export function kCurveRows(analysis: Analysis, style: SectionStyle): { configId: string; sentence: string; header: string[]; rows: string[][] }[] {
   const ci = (iv: { low: number | null; high: number | null } | null): string => (iv && iv.low !== null ? `[${f3(iv.low)}, ${f3(iv.high)}]` : '—');
   return analysis.kCurves.map((c) => ({
     configId: c.configId,
-    sentence: style.text(c.sentence),
+    // The figures only: the advice they share is said once (kCurveAdvice).
+    sentence: style.text(c.figures),
     header: ['k', 'recall@k', `${Math.round(analysis.level * 100)}% CI`, 'hit_rate@k', `${Math.round(analysis.level * 100)}% CI`, `recall − recall@${c.maxK}`, 'CI', 'p (Holm)', `vs k = ${c.maxK}`],
     rows: c.points.map((p) => [
       String(p.k),

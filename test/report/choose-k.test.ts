@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/report/analyze.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderHtml } from '../../src/report/html.js';
+import { kmaxAdvice } from '../../src/report/choose-k.js';
 import { question, row, spec, sweep } from './fixtures.js';
 
 /**
@@ -55,6 +56,31 @@ describe('choosing k', () => {
     expect(md).toContain('## Choosing k');
     expect(md).toContain('k = 3 finds what k = 5 finds');
     expect(renderHtml(result, a)).toContain('k = 3 finds what k = 5 finds');
+  });
+
+  it('advice shared by several curves is said once: two tier-1 rows whose k = 1 finds significantly less than k = 5', () => {
+    const qs = result.questions;
+    const r5 = new Array<number>(10).fill(1);
+    const r1 = r5.map((_, j) => (j < 8 ? 0 : 1)); // eight misses: exact p = 2/2^8 < 0.05, one smaller k so no Holm factor
+    const rows = (['keyword', 'semantic'] as const).flatMap((mode) => [
+      row(spec({ mode, k: 1, ...(mode === 'semantic' ? { embedding: 'use-lite' } : {}) }), qs, { ndcg: r1, recall: r1, hit_rate: r1 }),
+      row(spec({ mode, k: 5, ...(mode === 'semantic' ? { embedding: 'use-lite' } : {}) }), qs, { ndcg: r5, recall: r5, hit_rate: r5 }),
+    ]);
+    const two = sweep(qs, rows, { primaryMetric: 'ndcg@5' });
+    const b = analyze(two);
+    expect(b.kCurves).toHaveLength(2);
+    for (const c of b.kCurves) {
+      expect(c.points[0].vsMax!.pHolm).toBeCloseTo(2 / 256, 10);
+      expect(c.smallestTiedK).toBe(5);
+      expect(c.advice).toBe(kmaxAdvice(5));
+      expect(c.sentence).toBe(`${c.figures.slice(0, -1)}: ${kmaxAdvice(5)}`);
+    }
+    const md = renderMarkdown(two, b);
+    const advice = kmaxAdvice(5).slice(0, 60);
+    expect(md.split(advice).length - 1).toBe(1);
+    expect(md).toContain(`For all 2 configurations: ${advice}`);
+    expect(md).toContain(`${b.kCurves[1].configId}: k = 1 finds significantly less than k = 5 (recall 0.200 vs 1.000`);
+    expect(renderHtml(two, b).split(advice).length - 1).toBe(1);
   });
 
   it('a row swept at one k only gets no curve', () => {
