@@ -30,6 +30,10 @@ export interface PairedDiff {
   b: number;
   /** mean(B − A). */
   diff: number;
+  /**
+   * Paired bootstrap percentile interval of `diff`: at {@link SweepComparison.intervalLevel} for a tested row
+   * (simultaneous over the Holm family), at the plain `level` for the overall line (one test).
+   */
   low: number;
   high: number;
   pValue: number;
@@ -86,6 +90,8 @@ export interface SweepComparison {
   resamples: number;
   permutationResamples: number;
   alpha: number;
+  /** Level of the overall line's interval (one test); the tested rows' is {@link intervalLevel}. Default 0.95. */
+  level: number;
   /** Regression margin ({@link CompareOptions.margin}). */
   margin: number;
   /** Shared questions (in A's order) and the ids only one side scored. */
@@ -107,6 +113,12 @@ export interface SweepComparison {
   identical: { configId: string; metric: string; value: number }[];
   /** Size of the Holm family: the tests of the whole command (every run's tested rows). */
   tests: number;
+  /**
+   * Level of the tested rows' intervals: 1 − alpha/m for the m = {@link tests} tests (Bonferroni), as `analyze` does for
+   * the comparisons with the best row, so an interval without 0 agrees with the adjusted p far more often than a plain
+   * 95% one (which would exclude 0 for about alpha·m unchanged rows); `level` when m = 0.
+   */
+  intervalLevel: number;
   /** Ids of this comparison's rows that are regressions. */
   regressions: string[];
   /** Selected configurations not compared, each with the true reason (`failed in A`, `no per-question ndcg@5 in B`, ...). */
@@ -277,10 +289,13 @@ function resolveMetric(asked: string | undefined, base: SweepResult): { name: st
   return { name: canonical, family: s.family, k: s.k };
 }
 
-/** One baseline-vs-run pairing before Holm: tested rows with raw p-values. */
+/**
+ * One baseline-vs-run pairing before Holm: tested rows with raw p-values and their bootstrap means (`boot`, one per
+ * resample), whose interval is cut once the family size is known.
+ */
 interface Pending {
-  json: Omit<SweepComparison, 'rows' | 'tests' | 'regressions' | 'summary'>;
-  raw: Omit<ComparedRow, 'pHolm' | 'significant' | 'regression'>[];
+  json: Omit<SweepComparison, 'rows' | 'tests' | 'intervalLevel' | 'regressions' | 'summary'>;
+  raw: (Omit<ComparedRow, 'pHolm' | 'significant' | 'regression' | 'low' | 'high'> & { boot: Float64Array })[];
 }
 
 function pairUp(a: SweepResult, b: SweepResult, opts: CompareOptions, metricInfo: ReturnType<typeof resolveMetric>): Pending {
@@ -409,17 +424,20 @@ function pairUp(a: SweepResult, b: SweepResult, opts: CompareOptions, metricInfo
   const boot = M > 0 && n > 0 ? bootstrapResampleMeans(matrix, n, M, resamples, seed) : new Float64Array(0);
   const exact = n <= 16;
   const signs = exact || M === 0 ? new Int8Array(0) : signFlipPlan(n, permutationResamples, seed + 1);
-  const paired = (c: number, va: Float64Array, vb: Float64Array): PairedDiff => {
+  const paired = (c: number, va: Float64Array, vb: Float64Array) => {
     const d = new Float64Array(n);
     for (let q = 0; q < n; q++) d[q] = matrix[q * M + c];
     const col = new Float64Array(resamples);
     for (let r = 0; r < resamples; r++) col[r] = boot[r * M + c];
-    const { low, high } = percentileInterval(col, level);
     const t = exact ? exactSignFlip(d) : monteCarloSignFlip(d, signs, permutationResamples);
-    return { a: avg(va), b: avg(vb), diff: t.meanDiff, low, high, pValue: t.pValue };
+    return { a: avg(va), b: avg(vb), diff: t.meanDiff, pValue: t.pValue, boot: col };
   };
   const raw = pairs.map((p, c) => ({ configId: p.configId, metric: p.metric, fusion: p.fusion, rerank: p.rerank, ...paired(c, p.va, p.vb) }));
-  const overall = all.length > 0 ? paired(M - 1, overallA, overallB) : null;
+  let overall: PairedDiff | null = null;
+  if (all.length > 0) {
+    const { boot: col, ...o } = paired(M - 1, overallA, overallB);
+    overall = { ...o, ...percentileInterval(col, level) };
+  }
 
   return {
     raw,
@@ -434,6 +452,7 @@ function pairUp(a: SweepResult, b: SweepResult, opts: CompareOptions, metricInfo
       resamples,
       permutationResamples,
       alpha,
+      level,
       margin,
       questions: n,
       onlyInA,
@@ -521,14 +540,16 @@ export function compareRuns(base: SweepResult, runs: SweepResult[], opts: Compar
   const flat = pending.flatMap((p) => p.raw.map((r) => r.pValue));
   const adj = holm(flat);
   const alpha = opts.alpha ?? 0.05;
+  const intervalLevel = flat.length > 0 ? 1 - alpha / flat.length : (opts.level ?? 0.95);
   let at = 0;
   const comparisons = pending.map((p) => {
-    const rows: ComparedRow[] = p.raw.map((r) => {
+    const rows: ComparedRow[] = p.raw.map(({ boot, ...r }) => {
       const pHolm = adj[at++];
       const significant = pHolm < alpha;
-      return { ...r, pHolm, significant, regression: significant && r.diff < -margin };
+      const { low, high } = percentileInterval(boot, intervalLevel);
+      return { ...r, low, high, pHolm, significant, regression: significant && r.diff < -margin };
     });
-    const partial = { ...p.json, rows, tests: flat.length, regressions: rows.filter((r) => r.regression).map((r) => r.configId) };
+    const partial = { ...p.json, rows, tests: flat.length, intervalLevel, regressions: rows.filter((r) => r.regression).map((r) => r.configId) };
     return { ...partial, summary: closingSentence(partial) };
   });
   const regressions = comparisons.flatMap((c, runIndex) =>
@@ -546,6 +567,11 @@ export function compareSweeps(a: SweepResult, b: SweepResult, opts: CompareOptio
   return { text: formatComparisonText(out), json: out.comparisons[0] };
 }
 
+/** A level as a percentage with at most two decimals: 0.95 → `95%`, 1 − 0.05/3 → `98.33%`. */
+function pct(level: number): string {
+  return `${Number((level * 100).toFixed(2))}%`;
+}
+
 /** Plain text of a {@link RunsComparison} for the terminal: per run the settings, notes, overall line, tested rows, identical rows and the closing sentence. */
 export function formatComparisonText(out: RunsComparison): string {
   const lines: string[] = [];
@@ -556,7 +582,7 @@ export function formatComparisonText(out: RunsComparison): string {
     const rowsText = c.rowSelection === 'recommended' ? `the baseline's recommended row ${c.recommended}` : c.rowSelection === 'ids' ? 'the rows named' : 'the shared rows';
     lines.push(
       `${c.questions} shared questions; ${scope} on ${rowsText}: ${c.rows.length} tested, ${c.identical.length} identical (B − A, paired; ` +
-        `95% bootstrap interval; sign-flip p, Holm over the ${c.tests} test(s) of this command, α = ${c.alpha}).`,
+        `${pct(c.intervalLevel)} bootstrap interval, Bonferroni over the ${c.tests} test(s); sign-flip p, Holm over the same tests, α = ${c.alpha}).`,
     );
     if (c.settings.length > 0) {
       lines.push('Settings that differ:');
@@ -566,11 +592,11 @@ export function formatComparisonText(out: RunsComparison): string {
     if (c.overall && c.rows.length > 0)
       lines.push(
         `Overall (mean over the ${c.rows.length + c.identical.length} compared configurations per question; one test): A ${fmt3(c.overall.a)}, B ${fmt3(c.overall.b)}, ` +
-          `diff ${fmtSigned(c.overall.diff)} ${fmtSignedCI(c.overall.low, c.overall.high)}, p ${fmtP(c.overall.pValue)}`,
+          `diff ${fmtSigned(c.overall.diff)} ${pct(c.level)} CI ${fmtSignedCI(c.overall.low, c.overall.high)}, p ${fmtP(c.overall.pValue)}`,
       );
     if (c.rows.length > 0) {
       lines.push('');
-      const table = [['configuration', 'fusion', 'rerank', 'metric', 'A', 'B', 'B − A', '95% CI', 'p', 'p (Holm)', '']];
+      const table = [['configuration', 'fusion', 'rerank', 'metric', 'A', 'B', 'B − A', `${pct(c.intervalLevel)} CI`, 'p', 'p (Holm)', '']];
       for (const r of c.rows)
         table.push([
           r.configId,
@@ -616,7 +642,7 @@ export function formatComparisonMarkdown(out: RunsComparison): string {
     const scope = c.metric.includes('@') ? `\`${c.metric}\`` : `\`${c.family}\` at each row's k`;
     md.push(
       `${c.questions} shared questions, ${scope}; ${c.rows.length} configuration(s) tested, ${c.identical.length} identical. ` +
-        `Paired B − A, 95% bootstrap interval, sign-flip p with Holm over the ${c.tests} test(s), α = ${c.alpha}` +
+        `Paired B − A, ${pct(c.intervalLevel)} bootstrap interval (Bonferroni over the ${c.tests} test(s)), sign-flip p with Holm over the same tests, α = ${c.alpha}` +
         (c.margin > 0 ? `; regression = significantly worse by more than ${c.margin}` : '') +
         '.',
       '',
@@ -628,7 +654,7 @@ export function formatComparisonMarkdown(out: RunsComparison): string {
     }
     for (const note of c.notes) md.push(`> note: ${escapeMd(note)}`, '');
     if (c.rows.length > 0) {
-      md.push('| configuration | metric | baseline | run | run − baseline | 95% CI | p (Holm) | |', '| --- | --- | ---: | ---: | ---: | --- | ---: | --- |');
+      md.push(`| configuration | metric | baseline | run | run − baseline | ${pct(c.intervalLevel)} CI | p (Holm) | |`, '| --- | --- | ---: | ---: | ---: | --- | ---: | --- |');
       for (const r of c.rows) {
         const id = r.regression ? `**\`${r.configId}\`**` : `\`${r.configId}\``;
         md.push(
@@ -637,7 +663,7 @@ export function formatComparisonMarkdown(out: RunsComparison): string {
       }
       md.push('');
       if (c.overall)
-        md.push(`Overall (mean over the compared configurations; one test): ${fmtSigned(c.overall.diff)} ${fmtSignedCI(c.overall.low, c.overall.high)}, p ${fmtP(c.overall.pValue)}.`, '');
+        md.push(`Overall (mean over the compared configurations; one test): ${fmtSigned(c.overall.diff)}, ${pct(c.level)} CI ${fmtSignedCI(c.overall.low, c.overall.high)}, p ${fmtP(c.overall.pValue)}.`, '');
     }
     if (c.identical.length > 0 && c.rows.length > 0)
       md.push(`<details><summary>${c.identical.length} configuration(s) identical on every question (not tested)</summary>\n\n${c.identical.map((x) => `\`${x.configId}\``).join(', ')}\n\n</details>`, '');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, compareSweeps, formatComparisonMarkdown, recommendedRow } from '../../src/report/compare.js';
+import { bootstrapCI } from '../../src/score/stats.js';
 import { question, row, spec, sweep } from './fixtures.js';
 
 const qs = Array.from({ length: 10 }, (_, j) => question(`q${j}`, { [`d${j}`]: 1 }));
@@ -40,6 +41,31 @@ describe('compareSweeps', () => {
     expect(x.low).toBeCloseTo(0.3, 10);
     expect(x.high).toBeCloseTo(0.3, 10);
     expect(json.configsOnlyInA).toEqual(['none.keyword.k10']);
+  });
+
+  it('tested rows get simultaneous intervals at 1 − alpha/m (Bonferroni over the Holm family); the overall line keeps 95%', () => {
+    const { a } = pair();
+    // B changes X by d1 and Y by d2 per question: two tests, so the rows' intervals are at 1 − 0.05/2 = 0.975.
+    const d1 = [0.3, 0.1, 0.2, 0.0, 0.4, 0.1, 0.3, 0.2, 0.0, 0.1];
+    const d2 = [-0.1, 0.0, 0.2, -0.2, 0.1, 0.0, -0.1, 0.3, 0.0, -0.1];
+    const b = sweep(qs, [row(X, qs, { ndcg: base.map((v, j) => v + d1[j]) }), row(Y, qs, { ndcg: base.map((v, j) => v + d2[j]) })], { name: 'B' });
+    const { json, text } = compareSweeps(a, b, { seed: 7, resamples: 500 });
+    expect(json.tests).toBe(2);
+    expect(json.intervalLevel).toBeCloseTo(1 - 0.05 / 2, 10);
+    // The same resampled questions for every column (one random stream), so each column is the one-column bootstrap.
+    const x = bootstrapCI(d1, { resamples: 500, seed: 7, level: 0.975 });
+    const y = bootstrapCI(d2, { resamples: 500, seed: 7, level: 0.975 });
+    expect(json.rows[0].low).toBeCloseTo(x.low, 10);
+    expect(json.rows[0].high).toBeCloseTo(x.high, 10);
+    expect(json.rows[1].low).toBeCloseTo(y.low, 10);
+    expect(json.rows[1].high).toBeCloseTo(y.high, 10);
+    // Overall: per question (d1 + d2) / 2, one test, at the plain level.
+    const o = bootstrapCI(d1.map((v, j) => (v + d2[j]) / 2), { resamples: 500, seed: 7, level: 0.95 });
+    expect(json.level).toBe(0.95);
+    expect(json.overall!.low).toBeCloseTo(o.low, 10);
+    expect(json.overall!.high).toBeCloseTo(o.high, 10);
+    expect(text).toContain('97.5% bootstrap interval, Bonferroni over the 2 test(s)');
+    expect(text).toContain('97.5% CI');
   });
 
   it('overall: per question the mean over the compared configurations, then B − A', () => {
