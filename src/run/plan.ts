@@ -224,6 +224,18 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
 
+/** `512 B`, `3.4 MB`, `1.2 GB` (powers of 1024). */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${v} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
 /** The plan as the text `validate` prints (ends with a newline). */
 export function formatPlan(plan: SweepPlan): string {
   const lines: string[] = [];
@@ -263,6 +275,13 @@ export function formatPlan(plan: SweepPlan): string {
   lines.push(
     `units: ${plan.graph.units.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}); ` +
       `${plan.graph.units.filter((u) => u.key !== null).length} with a checkpoint key known before the run, ${plan.cachedUnits.length} of them checkpointed`,
+  );
+  const known = plan.unitEstimates.filter((u) => u.seconds !== null);
+  const unknown = plan.unitEstimates.filter((u) => u.seconds === null);
+  lines.push(
+    `planned: ${plan.configurations} configurations, memory about ${formatBytes(plan.plannedMemoryBytes)} (4 KB per configuration and scored question), ` +
+      `time about ${formatDuration(known.reduce((s, u) => s + (u.seconds ?? 0), 0))} for ${known.length} unit(s) with an estimate` +
+      (unknown.length > 0 ? ` (${unknown.length} not estimated: ${[...new Set(unknown.map((u) => u.kind))].join(', ')})` : ''),
   );
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
