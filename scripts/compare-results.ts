@@ -16,33 +16,11 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCsv } from '../src/run/recheck.js';
 
 /** True for a column or JSON key that holds a duration (machine-dependent, left out of the comparison). */
 export function isTimingKey(key: string): boolean {
   return /(_seconds|_ms|_ms_per_query|^seconds|^timings)$/.test(key) || key === 'seconds';
-}
-
-/** Splits one CSV line into cells (RFC 4180 quotes: `"a,b"`, `""` inside quotes). */
-function csvCells(line: string): string[] {
-  const out: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quoted) {
-      if (c === '"' && line[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      out.push(cell);
-      cell = '';
-    } else cell += c;
-  }
-  out.push(cell);
-  return out;
 }
 
 /** Removes timing keys at every depth (a copy). */
@@ -89,9 +67,9 @@ export function compareResults(a: string, b: string): string[] {
   if (ca === null || cb === null) out.push(`matrix.csv: missing in ${ca === null ? 'A' : 'B'}`);
   else {
     const table = (text: string) => {
-      const [head, ...lines] = text.split('\n').filter((l) => l.length > 0);
-      const cols = csvCells(head);
-      return { cols, rows: new Map(lines.map((l) => csvCells(l)).map((cells) => [cells[0], cells])) };
+      const records = parseCsv(text);
+      const cols = text.slice(0, text.indexOf('\n')).split(',');
+      return { cols, rows: new Map(records.map((r) => [r.config_id, cols.map((c) => r[c])])) };
     };
     const ta = table(ca);
     const tb = table(cb);
