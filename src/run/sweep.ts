@@ -13,12 +13,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
-import type { SweepResult } from '../types.js';
+import type { ConfigSpec, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { HarnessError } from '../errors.js';
 import { failedWarning } from '../report/warnings.js';
-import { selectRows, unitsFor } from '../plan/graph.js';
+import { selectRows, unitsFor, type Plan, type PlanUnit } from '../plan/graph.js';
 import { CheckpointStore } from './checkpoint.js';
 import { cacheDamageWarning } from './verify.js';
 import { prepareSweep, type FrontOptions } from './front.js';
@@ -74,18 +74,9 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
   const front = await prepareSweep(inputConfig, { ...options, onEvent: emit });
   const { config, plan } = front;
   // 2. The rows to score (`run --only GLOB` keeps some) and the units they need; depths stay the whole plan's.
-  const selected = options.only === undefined ? plan.rows : selectRows(plan, options.only);
-  const kept = new Set(selected.map((r) => r.spec.id));
-  const leftOut = plan.rows.filter((r) => !kept.has(r.spec.id)).map((r) => r.spec.id);
-  if (options.only !== undefined)
-    warn(
-      `partial run (--only ${options.only}): ${selected.length} of ${plan.rows.length} rows; left out: ${leftOut.slice(0, 20).join(', ')}` +
-        (leftOut.length > 20 ? `, … and ${leftOut.length - 20} more (manifest.json partial.leftOut)` : ''),
-    );
-  const units = options.only === undefined ? plan.units : unitsFor(plan, (r) => kept.has(r.spec.id));
+  const { rows, units, leftOut } = selection(plan, options.only, warn);
   const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
   let cache: EmbeddingCache | undefined;
-  const rows = selected.map((r) => r.spec);
   // 3. Execute.
   const base = {
     ...front,
@@ -137,4 +128,21 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
     ...(config.level === 'document' ? {} : { chunkQrels: scored.chunkQrels }),
   };
   return { result, timings, units: [...execution.results.keys()] };
+}
+
+/**
+ * The rows a run scores and the units they need: every row and unit, or with `only` (`run --only GLOB`) the rows
+ * `selectRows` keeps and `unitsFor` their units, with the partial-run warning (the rows left out, 20 named).
+ * @throws HarnessError('USAGE') when no row matches.
+ */
+function selection(plan: Plan, only: string | undefined, warn: (m: string) => void): { rows: ConfigSpec[]; units: PlanUnit[]; leftOut: string[] } {
+  if (only === undefined) return { rows: plan.rows.map((r) => r.spec), units: plan.units, leftOut: [] };
+  const selected = selectRows(plan, only);
+  const kept = new Set(selected.map((r) => r.spec.id));
+  const leftOut = plan.rows.filter((r) => !kept.has(r.spec.id)).map((r) => r.spec.id);
+  warn(
+    `partial run (--only ${only}): ${selected.length} of ${plan.rows.length} rows; left out: ${leftOut.slice(0, 20).join(', ')}` +
+      (leftOut.length > 20 ? `, … and ${leftOut.length - 20} more (manifest.json partial.leftOut)` : ''),
+  );
+  return { rows: selected.map((r) => r.spec), units: unitsFor(plan, (r) => kept.has(r.spec.id)), leftOut };
 }
