@@ -145,6 +145,12 @@ export {
 
 // run
 export { runSweep, type SweepEvent, type SweepOptions, type RetrieverEntry } from './run/sweep.js';
+// the plan and its executor (issue 23; docs/plan.md)
+export { planGraph, selectRows, unitsFor, resolveKey, type Plan, type PlanUnit, type PlanRow, type UnitKind } from './plan/graph.js';
+export { executePlan, type ExecuteOptions, type Execution } from './run/execute.js';
+export { UNIT_KINDS } from './run/units/index.js';
+export { UnitFailure, type UnitKindHandler, type UnitContext, type UnitResult, type UnitOutput } from './run/units/types.js';
+export { prepareSweep, type Front, type FrontOptions } from './run/front.js';
 export { collectLists, type CollectOptions } from './run/retrieve.js';
 export { CheckpointStore, CHECKPOINT_FORMAT } from './run/checkpoint.js';
 export { writeArtifacts, loadSweepResult } from './run/artifacts.js';

@@ -153,7 +153,8 @@ export function planGraph(config: SweepConfig, dataset: Pick<Dataset, 'docs'>, s
       const ivfHere = lanceHere.some((x) => x.engine.engine === 'lancedb' && x.engine.index.type === 'ivf_pq');
       const semParts = { kind: 'semantic', chunking: ck, model: spec.model, documentKey: AT_RUN, queryKey: AT_RUN };
       const semId = `${ck}.semantic.${spec.label}`;
-      const inputs = [`chunking:${ck}`, embId];
+      // The model first: a row fails with the model's error when both it and the chunking fail (as before the executor).
+      const inputs = [embId, `chunking:${ck}`];
       if (inGrid('semantic') || hybridHere || (ivfHere && !flatHere))
         add({ id: semId, kind: 'dense', params: { engine: 'memory', model: spec.label }, inputs, keyParts: ranking(semParts), deferred: modelDeferred, depth: baseDepth });
       const ordered = [...lanceHere].sort((a, b) => Number(a === flatHere ? 0 : 1) - Number(b === flatHere ? 0 : 1));
@@ -168,7 +169,7 @@ export function planGraph(config: SweepConfig, dataset: Pick<Dataset, 'docs'>, s
         const id = rankingId({ ...row, rerank: null });
         if (units.has(id)) continue;
         const fusion = row.fusion!;
-        add({ id, kind: 'fusion', params: { fusion, depth: config.hybrid.depth }, inputs: [`chunking:${ck}`, `${ck}.keyword`, semId], keyParts: ranking({ kind: 'hybrid', keyword: keywordParts.get(ck) ?? null, semantic: semParts, fusion, depth: config.hybrid.depth }), deferred: modelDeferred.map((f) => `semantic.${f}`), depth: baseDepth });
+        add({ id, kind: 'fusion', params: { fusion, depth: config.hybrid.depth }, inputs: [semId, `${ck}.keyword`, `chunking:${ck}`], keyParts: ranking({ kind: 'hybrid', keyword: keywordParts.get(ck) ?? null, semantic: semParts, fusion, depth: config.hybrid.depth }), deferred: modelDeferred.map((f) => `semantic.${f}`), depth: baseDepth });
       }
     }
   }
@@ -236,4 +237,23 @@ export function selectRows(plan: Plan, glob: string): PlanRow[] {
       remedy: `give a glob over row ids ('*.keyword.*', 'cs256-*.k5') or a unit kind (${[...new Set(plan.rows.map((r) => kindOf.get(r.ranking)))].join(', ')})`,
     });
   return rows;
+}
+
+/**
+ * The checkpoint key of `unit` once the run knows its deferred parts: `unit.key` when the plan knew it, null for a unit
+ * never checkpointed, else `CheckpointStore.key` of its `keyParts` with each deferred part (a dotted path such as
+ * `semantic.documentKey`) replaced by `values[path]`. The same key the sweep used before the plan (a test pins them).
+ * @throws Error when a deferred part has no value (a bug of the caller).
+ */
+export function resolveKey(unit: PlanUnit, values: Record<string, unknown>): string | null {
+  if (unit.key !== null || unit.keyParts === null) return unit.key;
+  const parts = structuredClone(unit.keyParts);
+  for (const at of unit.deferred) {
+    if (!(at in values)) throw new Error(`resolveKey: no value for the deferred part ${at} of unit ${unit.id}`);
+    const path = at.split('.');
+    let o = parts as Record<string, unknown>;
+    for (const p of path.slice(0, -1)) o = o[p] as Record<string, unknown>;
+    o[path[path.length - 1]] = values[at];
+  }
+  return CheckpointStore.key(parts);
 }

@@ -3,25 +3,23 @@
  * would embed, how many the embedding cache already holds, and a time estimate from the throughput the cache
  * recorded on earlier runs. Backs `retrieval-sweep validate CONFIG`.
  *
- * Reads the dataset and (when it exists) the embedding cache; loads no model and writes nothing but the cache's
- * `CREATE TABLE IF NOT EXISTS` on open. Fails with the same HarnessError the sweep would give for the same input
- * (config, dataset, questions with no label at the level, a missing local model folder).
+ * `validate` is the run's own front half (src/run/front.ts) and prints the run's own plan (src/plan/graph.ts): no code
+ * here re-derives the grid. Reads the dataset and (when it exists) the embedding cache; loads no model and writes
+ * nothing but the cache's `CREATE TABLE IF NOT EXISTS` on open. Fails with the same HarnessError, and the same message,
+ * the sweep would give for the same input.
  */
-import { preflightTransformersModel } from '../embed/transformers.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
-import { chunkingKeyOf, expandChunkings } from '../config/expand.js';
-import { checkGridSize } from '../config/limits.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
-import { HarnessError } from '../errors.js';
-import { loadDataset } from '../load/dataset.js';
-import { relevantCount } from '../score/evaluate.js';
-import type { Dataset, Level, Question } from '../types.js';
-import { loadRetrieverModules, loadRuns } from './inputs.js';
-import { planGraph, type Plan } from '../plan/graph.js';
-import { planEnv } from '../plan/env.js';
+import type { Dataset, Level } from '../types.js';
+import type { Plan, UnitKind } from '../plan/graph.js';
+import { prepareSweep } from './front.js';
+import { UNIT_KINDS } from './units/index.js';
+
+/** Planned memory per configuration and scored question, bytes (the grid guard's figure, src/config/limits.ts). */
+export const BYTES_PER_CONFIGURATION_QUESTION = 4096;
 
 /** One chunking of the plan. */
 export interface PlannedChunking {
@@ -57,7 +55,7 @@ export interface PlannedModel {
   recordedAt: string | null;
 }
 
-/** The plan of one sweep. */
+/** What `validate` prints: the plan of one sweep with its counts and estimates. */
 export interface SweepPlan {
   name: string;
   configFile: string | null;
@@ -84,6 +82,10 @@ export interface SweepPlan {
   cache: { file: string; exists: boolean };
   /** Sum of the models' estimates when every model has one, else null (seconds). */
   estimatedSeconds: number | null;
+  /** Each unit's cost estimate from its kind (seconds or null when unknown) and where the figure comes from. */
+  unitEstimates: { id: string; kind: UnitKind; seconds: number | null; basis: string }[];
+  /** Planned memory for the rankings and scores: configurations × scored questions × 4 KB (bytes). */
+  plannedMemoryBytes: number;
   /** Dataset warnings and notes (chunkings that fail, questions left out). */
   warnings: string[];
   /** The units the sweep would run, their inputs and checkpoint keys, and each row's units (src/plan/graph.ts). */
@@ -101,121 +103,40 @@ export interface PlanOptions {
   dataset?: Dataset;
 }
 
-/**
- * Why a question cannot be scored at `level` (null when it can): no relevant label with grade ≥ `threshold`
- * (document), no chunk label (chunk), no evidence span (evidence). The same rule as the sweep.
- */
-export function unscorableReason(q: Question, level: Level, threshold: number): string | null {
-  if (level === 'document')
-    return relevantCount(q.relevant, threshold) > 0 ? null : `no relevant label (no grade ≥ ${threshold})`;
-  if (level === 'chunk')
-    return relevantCount(q.chunkLabels ?? {}, threshold) > 0 ? null : `no chunk label with grade ≥ ${threshold}`;
-  return q.evidence.some((s) => s.grade >= threshold) ? null : `no evidence span with grade ≥ ${threshold}`;
-}
+export { loadConfigDataset, preflightModels, scorableQuestions, unscorableReason } from './front.js';
 
 /**
- * Splits the dataset's questions into scored and excluded at the config's level and threshold.
- * @throws HarnessError('QUESTIONS_INVALID') when none can be scored (the sweep's message and remedy).
+ * Works out the plan of `config` (see the module comment): the sweep's own front half (src/run/front.ts, the same
+ * checks, dataset options and messages as `run`) and its plan (src/plan/graph.ts); then, without running any unit,
+ * chunks every document once per chunking unit of the plan (the sweep's chunker and tokenizer, so it takes about as
+ * long as the sweep's chunk stage), counts each embedding unit's texts and the cache's hits, and asks each unit's kind
+ * for its cost estimate.
+ * @throws what `prepareSweep` throws (CONFIG_INVALID for names, models, the grid guard, 0 configurations or a cacheDir
+ *   that is a file; the loader's codes; QUESTIONS_INVALID when no question can be scored; MODEL_NOT_FOUND; a retriever
+ *   module's or run file's error), HarnessError('CACHE_FAILED') when the cache file exists but cannot be read.
  */
-export function scorableQuestions(
-  dataset: Pick<Dataset, 'questions' | 'root'>,
-  level: Level,
-  threshold: number,
-): { scored: Question[]; excluded: { id: string; reason: string }[] } {
-  const scored: Question[] = [];
-  const excluded: { id: string; reason: string }[] = [];
-  for (const q of dataset.questions) {
-    const reason = unscorableReason(q, level, threshold);
-    if (reason === null) scored.push(q);
-    else excluded.push({ id: q.id, reason });
-  }
-  if (scored.length === 0) {
-    const reasons = [...new Set(excluded.map((e) => e.reason))].join('; ');
-    throw new HarnessError(
-      'QUESTIONS_INVALID',
-      dataset.questions.length === 0
-        ? `the dataset has no questions to score`
-        : `none of the ${dataset.questions.length} question(s) can be scored at level ${level}: ${reasons}`,
-      {
-        location: { file: dataset.root },
-        remedy:
-          level === 'document'
-            ? `label at least one relevant document (grade ≥ ${threshold}) per question in questions.jsonl (or the BEIR qrels)`
-            : level === 'chunk'
-              ? 'give questions "chunks" labels, or use level: document'
-              : 'give questions "evidence" passages, or use level: document',
-      },
-    );
-  }
-  return { scored, excluded };
-}
-
-/** True when a mode of the config needs embeddings. */
-function needsEmbeddings(config: Pick<SweepConfig, 'modes'>): boolean {
-  return config.modes.some((m) => m === 'semantic' || m === 'hybrid');
-}
-
-/**
- * Fails fast on models that cannot load (the sweep's preflight, shared with `validate`): a transformers model, hub id
- * or folder, whose files are missing with remote loading off is the user's mistake (exit 1, nothing run), not a
- * failed row; a hub id with allowRemote: true is downloaded instead. A model that is there but fails to load gives
- * failed rows.
- * @throws HarnessError('MODEL_NOT_FOUND') listing every missing file at once.
- */
-export function preflightModels(config: Pick<SweepConfig, 'modes' | 'embeddings' | 'cacheDir'>): void {
-  if (!needsEmbeddings(config)) return;
-  for (const spec of config.embeddings)
-    if (spec.model.startsWith('transformers:')) preflightTransformersModel(spec, path.resolve(config.cacheDir));
-}
-
-/** Loads the config's dataset the way the sweep does (relative paths against the config file's folder). */
-export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
-  return loadDataset(
-    {
-      path: config.dataset.path,
-      ...(config.dataset.split !== undefined ? { split: config.dataset.split } : {}),
-      name: config.name,
-      labels: config.dataset.labels,
+export async function planSweep(inputConfig: SweepConfig, options: PlanOptions = {}): Promise<SweepPlan> {
+  const warnings: string[] = [];
+  const front = await prepareSweep(inputConfig, {
+    ...(options.dataset ? { dataset: options.dataset } : {}),
+    onEvent: (e) => {
+      if (e.kind === 'warning') warnings.push(e.message);
     },
-    { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },
-  );
-}
-
-/**
- * Works out the plan of `config` (see the module comment). Chunks every document once per chunking (the sweep's
- * chunker and tokenizer), so it takes about as long as the sweep's chunk stage.
- * @throws what loading the dataset throws (DATASET_NOT_FOUND, DOCUMENT_INVALID, QUESTIONS_INVALID, LABEL_INVALID, ...),
- *   HarnessError('QUESTIONS_INVALID') when no question can be scored, ('MODEL_NOT_FOUND') for a missing local model
- *   folder, ('CACHE_FAILED') when the cache file exists but cannot be read.
- */
-export async function planSweep(config: SweepConfig, options: PlanOptions = {}): Promise<SweepPlan> {
-  // The grid guard first, as the sweep does: a grid past limits.maxConfigurations fails before the dataset is read.
-  checkGridSize(config);
-  const dataset = options.dataset ?? (await loadConfigDataset(config));
-  const warnings = [...dataset.warnings];
-  const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
-  if (excluded.length > 0)
-    warnings.push(`${excluded.length} question(s) cannot be scored at level ${config.level} and are left out of the means`);
-  preflightModels(config);
-  // Retriever modules and run files: the sweep's own checks and messages (a missing module, an export that is not a
-  // factory, a run with unknown qids or docnos).
-  await loadRetrieverModules(config);
-  loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), (w) => warnings.push(w));
-
+  });
+  const { config, dataset, scored, excluded, plan: graph } = front;
   // The grid is the plan's: `run` executes these units and scores these rows (src/plan/graph.ts).
-  const graph = planGraph(config, dataset, scored, planEnv());
   const grid = graph.rows.map((r) => r.spec);
   const byMode: Record<string, number> = {};
   for (const row of grid) byMode[row.mode] = (byMode[row.mode] ?? 0) + 1;
 
   const tokenizer = defaultTokenizer();
   const chunkings: PlannedChunking[] = [];
-  const docTexts = new Set<string>();
-  for (const spec of expandChunkings(config)) {
-    const key = chunkingKeyOf(spec);
+  const textsOf = new Map<string, string[]>();
+  for (const u of graph.units.filter((x) => x.kind === 'chunking')) {
+    const key = u.id.slice('chunking:'.length);
     try {
-      const chunks = chunkDocuments(dataset.docs, spec, tokenizer);
-      for (const c of chunks) docTexts.add(c.text);
+      const chunks = chunkDocuments(dataset.docs, { size: u.params.size as number | null, overlap: u.params.overlap as number }, tokenizer);
+      textsOf.set(u.id, chunks.map((c) => c.text));
       const tokens = chunks.reduce((s, c) => s + c.tokens, 0);
       chunkings.push({ key, chunks: chunks.length, meanTokens: chunks.length === 0 ? 0 : tokens / chunks.length });
     } catch (e) {
@@ -228,12 +149,15 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
   const cacheFile = path.join(path.resolve(config.cacheDir), 'embeddings.sqlite');
   const cacheExists = existsSync(cacheFile);
   const models: PlannedModel[] = [];
-  if (needsEmbeddings(config)) {
-    const documents = [...docTexts];
+  const embeddingUnits = graph.units.filter((u) => u.kind === 'embedding');
+  if (embeddingUnits.length > 0) {
     const queries = [...new Set(scored.map((q) => q.text))];
     const cache = cacheExists ? EmbeddingCache.open(cacheFile) : undefined;
     try {
-      for (const spec of config.embeddings) {
+      for (const u of embeddingUnits) {
+        const spec = config.embeddings.find((e) => e.label === u.params.label)!;
+        // The texts its embedding unit embeds: every distinct chunk text of the chunkings it serves.
+        const documents = [...new Set(u.inputs.flatMap((id) => textsOf.get(id) ?? []))];
         const record = cache?.throughput(embeddingSpecKey(spec));
         const hits =
           cache && record ? cache.countPresent(record.documentKey, documents) + cache.countPresent(record.queryKey, queries) : null;
@@ -256,6 +180,13 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
     }
   }
   const estimates = models.map((m) => m.estimatedSeconds);
+  // Each unit's cost from its kind (src/run/units/): recorded throughput where the cache has one, else a stated default.
+  const est = {
+    models: new Map(models.map((m) => [m.label, { toEmbed: m.toEmbed, textsPerSecond: m.textsPerSecond }])),
+    documents: dataset.docs.length,
+    questions: scored.length,
+  };
+  const unitEstimates = graph.units.map((u) => ({ id: u.id, kind: u.kind, ...(UNIT_KINDS.get(u.kind)?.estimate?.(u, est) ?? { seconds: null, basis: 'not estimated' }) }));
   return {
     name: config.name,
     configFile: config.configFile ?? null,
@@ -274,6 +205,8 @@ export async function planSweep(config: SweepConfig, options: PlanOptions = {}):
     models,
     cache: { file: cacheFile, exists: cacheExists },
     estimatedSeconds: estimates.some((e) => e === null) ? null : estimates.reduce<number>((sum, e) => sum + (e ?? 0), 0),
+    unitEstimates,
+    plannedMemoryBytes: grid.length * scored.length * BYTES_PER_CONFIGURATION_QUESTION,
     warnings,
     graph,
     cachedUnits: graph.units
@@ -289,6 +222,18 @@ export function formatDuration(seconds: number): string {
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** `512 B`, `3.4 MB`, `1.2 GB` (powers of 1024). */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${v} B` : `${v.toFixed(1)} ${units[i]}`;
 }
 
 /** The plan as the text `validate` prints (ends with a newline). */
@@ -330,6 +275,13 @@ export function formatPlan(plan: SweepPlan): string {
   lines.push(
     `units: ${plan.graph.units.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}); ` +
       `${plan.graph.units.filter((u) => u.key !== null).length} with a checkpoint key known before the run, ${plan.cachedUnits.length} of them checkpointed`,
+  );
+  const known = plan.unitEstimates.filter((u) => u.seconds !== null);
+  const unknown = plan.unitEstimates.filter((u) => u.seconds === null);
+  lines.push(
+    `planned: ${plan.configurations} configurations, memory about ${formatBytes(plan.plannedMemoryBytes)} (4 KB per configuration and scored question), ` +
+      `time about ${formatDuration(known.reduce((s, u) => s + (u.seconds ?? 0), 0))} for ${known.length} unit(s) with an estimate` +
+      (unknown.length > 0 ? ` (${unknown.length} not estimated: ${[...new Set(unknown.map((u) => u.kind))].join(', ')})` : ''),
   );
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;

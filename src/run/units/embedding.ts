@@ -1,0 +1,181 @@
+/**
+ * Unit kind `embedding` (`embedding:<label>`): one embedding model for every chunking it serves. Inputs: those
+ * chunkings (a failed one is left out, its dense units fail on their own chunking input). Value: an
+ * {@link EmbeddingHandle}: the loaded provider, its cache keys (part of every dense checkpoint key) and a lazy
+ * `ensureEmbedded()` that embeds every distinct chunk text of those chunkings once (through `<cacheDir>/embeddings.sqlite`)
+ * and each scored question once. Lazy: when every dense unit of the model comes from its checkpoint, nothing is
+ * embedded (the model is still loaded, for its keys). Not checkpointed itself (its texts are cached one by one).
+ *
+ * A model that does not load fails every row that uses it (`embedding model <label> could not be loaded: …`, warned).
+ * The provider is closed once every dense unit reading it has finished; each chunking's matrix is dropped as soon as
+ * that chunking's dense units are done.
+ */
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import type { PlanUnit } from '../../plan/graph.js';
+import { createProvider } from '../../embed/registry.js';
+import type { EmbeddingProvider } from '../../embed/provider.js';
+import { embeddingSpecKey } from '../../embed/cache.js';
+import { embedTexts, embedTextsToMatrices, type EmbedStats } from '../../embed/embed-texts.js';
+import type { VectorMatrix } from '../../retrieve/vector-matrix.js';
+import { embedCallSize, type EmbeddingSpec } from '../../embed/spec.js';
+import { shareByCounts } from '../share.js';
+import { progressFromZero, type ChunkingStage, type Disposable, type UnitContext, type UnitKindHandler } from './types.js';
+
+/** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
+const LATENCY_PROBE = 8;
+
+/** Vectors of one model: per chunking its chunk matrix (rows in chunk order), per question text its vector. */
+export interface Embedded {
+  matrices: Map<string, VectorMatrix>;
+  queries: Map<string, Float32Array>;
+  /** Each chunking's share of the model's document embedding seconds, by chunk texts (run/share.ts). */
+  docSeconds: Map<string, number>;
+  /** Milliseconds per query of the latency probe. */
+  probeMs: number;
+}
+
+/** What an embedding unit produces. */
+export interface EmbeddingHandle extends Disposable {
+  spec: EmbeddingSpec;
+  provider: EmbeddingProvider;
+  /** The provider's cache keys: the deferred `documentKey` / `queryKey` of every dense key. */
+  modelKey: { documentKey: string; queryKey: string };
+  ensureEmbedded(): Promise<Embedded>;
+}
+
+const labelOf = (unit: PlanUnit) => unit.params.label as string;
+
+export const embeddingUnit: UnitKindHandler = {
+  kind: 'embedding',
+  waitingFor: 'the model to load',
+  lane: (unit) => `model:${labelOf(unit)}`,
+  optionalInputs: () => 'all',
+  key: async () => null,
+  async run(unit, inputs, ctx) {
+    const spec = ctx.config.embeddings.find((e) => e.label === labelOf(unit))!;
+    const info: Record<string, unknown> = { label: spec.label, model: spec.model };
+    ctx.emit({ kind: 'stage', stage: `embed ${spec.label}`, detail: 'loading model' });
+    const t0 = performance.now();
+    const provider =
+      ctx.objectProviders.get(spec.label) ??
+      (await createProvider(spec, {
+        cacheDir: path.resolve(ctx.config.cacheDir),
+        // A server model with a known dimension needs no create-time probe: a fully checkpointed or cached rerun then
+        // sends no request at all (a wrong key still fails its rows, at the first embedding request).
+        ...(spec.server?.dimensions ? { server: { probe: false } } : {}),
+        // Only a one-time derived file reports progress (the GloVe binary table, built on first use).
+        onProgress: progressFromZero((e) => ctx.emit(e), `${spec.label} one-time table`),
+      }));
+    info.load_seconds = (performance.now() - t0) / 1000;
+    for (const w of provider.warnings?.() ?? []) ctx.warn(w);
+    const live = unit.inputs.map((id) => inputs.get(id)).flatMap((r) => (r && 'value' in r ? [r.value as ChunkingStage] : []));
+    const handle = embeddingHandle(unit, spec, provider, live, info, ctx);
+    return { value: handle, info };
+  },
+  failed: (unit, error, ctx) => {
+    const spec = ctx.config.embeddings.find((e) => e.label === labelOf(unit))!;
+    const msg = `embedding model ${spec.label} could not be loaded: ${error}`;
+    return { error: msg, warn: true, info: { label: spec.label, model: spec.model, error: msg } };
+  },
+  estimate: (unit, est) => {
+    const m = est.models.get(labelOf(unit));
+    if (!m) return { seconds: null, basis: 'no texts' };
+    if (m.toEmbed === 0) return { seconds: 0, basis: 'every text in the cache' };
+    return m.textsPerSecond === null
+      ? { seconds: null, basis: 'no throughput recorded yet' }
+      : { seconds: m.toEmbed / m.textsPerSecond, basis: `${m.textsPerSecond.toFixed(1)} texts/s recorded by the cache` };
+  },
+};
+
+function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: EmbeddingProvider, live: ChunkingStage[], info: Record<string, unknown>, ctx: UnitContext): EmbeddingHandle {
+  let embedded: Promise<Embedded> | undefined;
+  const cache = () => ctx.embeddingCache();
+  const ensureEmbedded = (): Promise<Embedded> =>
+    (embedded ??= (async () => {
+      // Every chunking's chunk texts go straight into that chunking's matrix; each distinct text is embedded once.
+      const stage = `embed ${spec.label}`;
+      const docs = await embedTextsToMatrices(
+        provider,
+        live.map((st) => st.chunks.map((c) => c.text)),
+        'document',
+        { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done, total) => ctx.emit({ kind: 'progress', stage, done, total }) },
+      );
+      const matrices = new Map(live.map((st, g) => [st.key, docs.matrices[g]]));
+      const queryTexts = ctx.scored.map((q) => q.text);
+      const queries = await embedTexts(provider, queryTexts, 'query', { cache: cache(), batchSize: embedCallSize(spec) });
+      // Query latency must be the model's, not the cache's: time a sample of questions embedded afresh, one at a time
+      // (as a live system embeds them), whatever the cache holds.
+      const probe = ctx.scored.slice(0, LATENCY_PROBE).map((q) => q.text);
+      // One untimed call first: a model's first call (worker start-up, lazy kernels) is not a query's latency.
+      if (probe.length > 0) await provider.embedBatch([probe[0]], 'query');
+      const tq = performance.now();
+      for (const text of probe) await provider.embedBatch([text], 'query');
+      const probeSeconds = (performance.now() - tq) / 1000;
+      const probeMs = probe.length === 0 ? 0 : (probeSeconds * 1000) / probe.length;
+      info.query_latency_probe = { questions: probe.length, ms_per_query: probeMs };
+      const stats: EmbedStats[] = [docs.stats, queries.stats];
+      ctx.emit({
+        kind: 'stage',
+        stage,
+        detail: `${docs.stats.distinct} distinct chunk texts: ${docs.stats.cacheHits} from the cache, ${docs.stats.cacheMisses} embedded in ${docs.stats.embedSeconds.toFixed(1)} s`,
+      });
+      info.documents = docs.stats;
+      info.queries = queries.stats;
+      // Texts per second for `validate`'s time estimate (ignored when nothing was embedded).
+      cache().recordThroughput({
+        specKey: embeddingSpecKey(spec),
+        documentKey: provider.cacheKey('document'),
+        queryKey: provider.cacheKey('query'),
+        texts: docs.stats.cacheMisses,
+        seconds: docs.stats.embedSeconds,
+      });
+      // Inference for the chunks and questions the sweep needed; the latency probe is reported apart.
+      info.embed_seconds = stats.reduce((s, x) => s + x.embedSeconds, 0);
+      info.cache_hits = stats.reduce((s, x) => s + x.cacheHits, 0);
+      info.cache_misses = stats.reduce((s, x) => s + x.cacheMisses, 0);
+      const queryMap = new Map<string, Float32Array>();
+      queryTexts.forEach((text, i) => queryMap.set(text, queries.vectors[i]));
+      // The model's document embedding ran once for every chunking: each chunking's rows carry its share, by texts.
+      const shares = shareByCounts(docs.stats.embedSeconds, live.map((st) => st.chunks.length));
+      const docSeconds = new Map(live.map((st, g) => [st.key, shares[g]]));
+      info.embed_seconds_by_chunking = Object.fromEntries(docSeconds);
+      return { matrices, queries: queryMap, docSeconds, probeMs };
+    })());
+
+  // Dense units still to finish per chunking: a chunking's matrix is dropped when its last one is done.
+  const pending = new Map<string, number>();
+  for (const d of ctx.dependents(unit.id)) {
+    const ck = d.id.split('.')[0];
+    pending.set(ck, (pending.get(ck) ?? 0) + 1);
+  }
+  return {
+    spec,
+    provider,
+    modelKey: { documentKey: provider.cacheKey('document'), queryKey: provider.cacheKey('query') },
+    ensureEmbedded,
+    dependentDone(d: PlanUnit) {
+      const ck = d.id.split('.')[0];
+      const left = (pending.get(ck) ?? 1) - 1;
+      pending.set(ck, left);
+      if (left <= 0 && embedded) embedded.then((e) => e.matrices.delete(ck)).catch(() => undefined);
+    },
+    async dispose() {
+      // The LanceDB units of this model, in plan order (their manifest entries).
+      const lance = ctx
+        .dependents(unit.id)
+        .filter((d) => d.params.engine === 'lancedb')
+        .flatMap((d) => {
+          const r = ctx.result(d.id);
+          if (!r || ('error' in r && r.propagated)) return [];
+          return [{ unit: d.id, ...('error' in r ? { error: r.error } : { fromCheckpoint: (r.value as { fromCheckpoint: boolean }).fromCheckpoint, ...((r.value as { info?: object }).info ?? {}) }) }];
+        });
+      if (lance.length > 0) info.lancedb = lance;
+      info.describe = provider.describe();
+      info.truncated = provider.truncatedCount();
+      if (provider.stats) info.server = provider.stats(); // requests, retries, retryWaitSeconds, promptTokens
+      if (!embedded) info.from_checkpoint = true;
+      await provider.close();
+    },
+  };
+}
