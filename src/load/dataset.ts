@@ -6,13 +6,13 @@
  * - `folder`: `docs/` present → documents read from docs/ (see documents.ts) + questions.jsonl (see questions.ts).
  */
 import { isUtf8 } from 'node:buffer';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
 import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
-import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
+import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
 import { fingerprintDataset } from './fingerprint.js';
@@ -136,12 +136,8 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
   appendAll(warnings, scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
-  const questionBytes = await readFile(questionsFile);
-  appendAll(warnings, invalidUtf8Warnings(questionsFile, questionBytes));
-  const parsed = parseQuestions(questionBytes.toString('utf8'), questionsFile, docMap, {
-    labels,
-    strictness: spec.strictness ?? 'strict',
-  });
+  // Streamed line by line with a bounded line length (issue 24): a 1 GB file is never one string.
+  const parsed = await loadQuestionsFile(questionsFile, docMap, { labels, strictness: spec.strictness ?? 'strict' });
   appendAll(warnings, parsed.warnings);
   return {
     name,
@@ -163,25 +159,20 @@ async function isDirectory(p: string): Promise<boolean> {
 }
 
 /**
- * One warning for a questions.jsonl that is not valid UTF-8 (issue 24: documents got one, questions did not): names the
- * file and up to 5 line numbers whose invalid bytes were read as U+FFFD. Empty for valid UTF-8.
+ * One warning for a questions.jsonl held in memory as `bytes` that is not valid UTF-8 (issue 24: documents got one,
+ * questions did not): names the file and up to 5 line numbers whose invalid bytes were read as U+FFFD. Empty for valid
+ * UTF-8. The loader itself warns while streaming (questions.ts {@link loadQuestionsFile}) with the same text.
  */
 export function invalidUtf8Warnings(file: string, bytes: Buffer): string[] {
   if (isUtf8(bytes)) return [];
   const lines: number[] = [];
-  let count = 0;
   let start = 0;
   for (let line = 1; start <= bytes.length; line++) {
     let end = bytes.indexOf(0x0a, start);
     if (end < 0) end = bytes.length;
-    if (!isUtf8(bytes.subarray(start, end))) {
-      count++;
-      if (lines.length < 5) lines.push(line);
-    }
+    if (!isUtf8(bytes.subarray(start, end))) lines.push(line);
     start = end + 1;
   }
-  return [
-    `${file}: ${count} line(s) are not valid UTF-8 (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}${count > lines.length ? ', ...' : ''}); ` +
-      'their invalid bytes were read as U+FFFD; save the file as UTF-8',
-  ];
+  const w = invalidUtf8Warning(file, lines);
+  return w === undefined ? [] : [w];
 }
