@@ -11,7 +11,7 @@ import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
-import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
+import { READ_EXTENSIONS, scanDocumentFolder, type DocumentFolderScan } from './documents.js';
 import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
@@ -133,6 +133,7 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
+  appendAll(warnings, linkWarnings(docsDir, scan));
   appendAll(warnings, scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
@@ -148,6 +149,27 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     fingerprint: fingerprintDataset(scan.docs, parsed.questions),
     warnings,
   };
+}
+
+/**
+ * The warnings for symbolic links in the document folder that were not read (issue 24 §5: they were reported as files
+ * whose "extension is not read"): one for links to folders (never followed: a link can make a cycle), one for broken
+ * links with their targets; each names the folder and up to 10 links.
+ */
+export function linkWarnings(docsDir: string, scan: Pick<DocumentFolderScan, 'folderLinks' | 'brokenLinks'>): string[] {
+  const list = (items: string[]): string => items.slice(0, 10).join(', ') + (items.length > 10 ? `, ... (${items.length - 10} more)` : '');
+  const out: string[] = [];
+  if (scan.folderLinks.length > 0)
+    out.push(
+      `${docsDir}: ${scan.folderLinks.length} link(s) to a folder not followed (${list(scan.folderLinks)}); ` +
+        'links to folders are never followed (a link can make a cycle): move or copy the folder into docs/, or link its files',
+    );
+  if (scan.brokenLinks.length > 0)
+    out.push(
+      `${docsDir}: ${scan.brokenLinks.length} broken link(s) skipped (${list(scan.brokenLinks.map((l) => `${l.path} -> ${l.target}`))}); ` +
+        'their target does not exist: fix or remove the links',
+    );
+  return out;
 }
 
 async function isFile(p: string): Promise<boolean> {
