@@ -118,7 +118,7 @@ export async function loadBeir(
       unjudged++;
       continue;
     }
-    const relevant: Record<string, number> = {};
+    const relevant = Object.create(null) as Record<string, number>; // any document id, __proto__ included
     for (const [doc, j] of judged.docs) {
       if (policy === 'drop' && !docIds.has(doc)) continue;
       relevant[doc] = j.grade;

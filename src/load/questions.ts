@@ -343,7 +343,7 @@ function parseRelevant(
   ctx: LineContext,
   dangling: Dangling[],
 ): Record<string, number> {
-  const out: Record<string, number> = {};
+  const out = Object.create(null) as Record<string, number>; // keyed by user ids: no prototype
   if (v === undefined) return out;
   if (Array.isArray(v)) {
     for (const item of v) putLabel(out, labelDoc(item), 1, id, 'relevant', ctx);
@@ -438,7 +438,7 @@ function parseChunks(
   dangling: Dangling[],
 ): Record<string, number> | undefined {
   if (v === undefined) return undefined;
-  const out: Record<string, number> = {};
+  const out = Object.create(null) as Record<string, number>; // keyed by user ids: no prototype
   for (const [rawChunk, grade] of Object.entries(v)) {
     const hash = rawChunk.lastIndexOf('#');
     const chunkId = `${normaliseDocId(rawChunk.slice(0, hash))}#${rawChunk.slice(hash + 1)}`;
