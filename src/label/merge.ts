@@ -214,13 +214,18 @@ export function mergeQuestionsText(text: string, labels: readonly ResolvedLabel[
       const d = normaliseDocId(String(e.doc));
       evDocGrade.set(d, Math.max(evDocGrade.get(d) ?? 0, typeof e.grade === 'number' ? e.grade : 1));
     }
-    const chunks = o.chunks && typeof o.chunks === 'object' && !Array.isArray(o.chunks) ? { ...(o.chunks as Record<string, number>) } : {};
+    // Keyed by document and chunk ids: null-prototype copies, so an id such as __proto__ is an entry like any other.
+    const chunks = Object.assign(
+      Object.create(null) as Record<string, number>,
+      o.chunks && typeof o.chunks === 'object' && !Array.isArray(o.chunks) ? (o.chunks as Record<string, number>) : {},
+    );
     let relChanged = false;
     let evChanged = false;
     let chunksChanged = false;
-    const relOut: Record<string, number> = Array.isArray(relIn)
-      ? Object.fromEntries(relIn.map((d) => [String(d), 1]))
-      : { ...((relIn as Record<string, number> | undefined) ?? {}) };
+    const relOut = Object.assign(
+      Object.create(null) as Record<string, number>,
+      Array.isArray(relIn) ? Object.fromEntries(relIn.map((d) => [String(d), 1])) : ((relIn as Record<string, number> | undefined) ?? {}),
+    );
     for (const l of ls) {
       if (l.chunk === undefined) {
         const existing = rel.get(l.doc) ?? evDocGrade.get(l.doc);

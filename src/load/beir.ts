@@ -19,17 +19,19 @@
  *   the split's qrels judges (left out; BEIR's queries.jsonl is shared by the splits); and lines that are not valid
  *   UTF-8 (decoded with U+FFFD, as before, so fingerprints do not change).
  * Files are streamed line by line (lines.ts: any size, exact 1-based line numbers, BOM and CRLF accepted); each line
- * is one `JSON.parse` or one `split('\t')`. Only the parsed documents are held, never a whole file as one string
+ * is one `JSON.parse` or one `split('\t')`. A line is bounded ({@link MAX_CORPUS_LINE_BYTES} for corpus.jsonl,
+ * {@link MAX_QUERY_LINE_BYTES} for queries.jsonl and the qrels): a longer one is an error naming the file, the line and
+ * the limit, raised before the line is assembled. Only the parsed documents are held, never a whole file as one string
  * (V8 strings stop near 512 MB).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HarnessError, isHarnessError } from '../errors.js';
+import { HarnessError, isHarnessError, type ErrorCode } from '../errors.js';
 import { isValidGrade, MAX_GRADE } from '../score/grades.js';
 import type { Doc, Question } from '../types.js';
 import { DOCUMENT_UNREADABLE } from './documents.js';
-import { forEachLine } from './lines.js';
-import type { LabelPolicy } from './questions.js';
+import { forEachLine, formatBytes, LineTooLongError } from './lines.js';
+import { MAX_QUESTION_LINE_BYTES, type LabelPolicy } from './questions.js';
 import { minOf } from '../bounded.js';
 
 /** Options of {@link loadBeir}. */
@@ -116,7 +118,7 @@ export async function loadBeir(
       unjudged++;
       continue;
     }
-    const relevant: Record<string, number> = {};
+    const relevant = Object.create(null) as Record<string, number>; // any document id, __proto__ included
     for (const [doc, j] of judged.docs) {
       if (policy === 'drop' && !docIds.has(doc)) continue;
       relevant[doc] = j.grade;
@@ -183,6 +185,7 @@ async function eachLine(
   file: string,
   warnings: string[],
   read: { highWaterMark?: number | undefined },
+  limit: LineLimit,
   fn: (line: string, lineNo: number) => void,
 ): Promise<void> {
   const invalid: number[] = [];
@@ -195,10 +198,17 @@ async function eachLine(
         if (!utf8) invalid.push(lineNo);
         if (line.trim() !== '') fn(line, lineNo);
       },
-      read.highWaterMark !== undefined ? { highWaterMark: read.highWaterMark } : {},
+      { maxLineBytes: limit.bytes, ...(read.highWaterMark !== undefined ? { highWaterMark: read.highWaterMark } : {}) },
     );
   } catch (cause) {
     if (isHarnessError(cause)) throw cause;
+    if (cause instanceof LineTooLongError) {
+      throw new HarnessError(limit.code, `line ${cause.lineNo} is longer than ${formatBytes(cause.limit)} (the limit of a ${limit.what} line)`, {
+        location: { file, line: cause.lineNo },
+        remedy: `write one ${limit.what} entry a line (JSON Lines / one row a line); check that the file has line breaks`,
+        cause,
+      });
+    }
     const why = cause instanceof Error ? cause.message : String(cause);
     throw new HarnessError('DATASET_NOT_FOUND', `BEIR file ${file} cannot be read${reached > 0 ? ` after line ${reached}` : ''}: ${why}`, {
       location: reached > 0 ? { file, line: reached } : { file },
@@ -240,10 +250,22 @@ function idOf(v: unknown): string | undefined {
 
 type Read = { highWaterMark?: number | undefined };
 
+/** The longest line of a BEIR file: its bytes, the code of the error, the file's kind in the message. */
+interface LineLimit {
+  bytes: number;
+  code: ErrorCode;
+  what: string;
+}
+
+/** Longest corpus.jsonl line: 256 MiB (one document; V8 strings stop near 512 MB and JSON.parse needs a copy). */
+export const MAX_CORPUS_LINE_BYTES = 256 << 20;
+/** Longest queries.jsonl or qrels line: {@link MAX_QUESTION_LINE_BYTES} (16 MiB). */
+export const MAX_QUERY_LINE_BYTES = MAX_QUESTION_LINE_BYTES;
+
 async function parseCorpus(file: string, warnings: string[], read: Read): Promise<{ docs: Doc[]; empty: { id: string; line: number }[] }> {
   const byId = new Map<string, { doc: Doc; line: number }>();
   const empty: { id: string; line: number }[] = [];
-  await eachLine(file, warnings, read, (line, lineNo) => {
+  await eachLine(file, warnings, read, { bytes: MAX_CORPUS_LINE_BYTES, code: DOCUMENT_UNREADABLE, what: 'corpus.jsonl' }, (line, lineNo) => {
     const o = parseObject(line, file, lineNo, DOCUMENT_UNREADABLE);
     const id = idOf(o._id);
     const title = o.title === undefined || o.title === null ? '' : o.title;
@@ -283,7 +305,7 @@ async function parseCorpus(file: string, warnings: string[], read: Read): Promis
 
 async function parseQueries(file: string, warnings: string[], read: Read): Promise<Map<string, { text: string; line: number }>> {
   const out = new Map<string, { text: string; line: number }>();
-  await eachLine(file, warnings, read, (line, lineNo) => {
+  await eachLine(file, warnings, read, { bytes: MAX_QUERY_LINE_BYTES, code: 'QUESTIONS_INVALID', what: 'queries.jsonl' }, (line, lineNo) => {
     const o = parseObject(line, file, lineNo, 'QUESTIONS_INVALID');
     const id = idOf(o._id);
     if (id === undefined || typeof o.text !== 'string' || o.text.trim() === '') {
@@ -315,7 +337,7 @@ const INTEGER = /^[+-]?[0-9]+$/;
 async function parseQrels(file: string, warnings: string[], read: Read): Promise<Map<string, Judged>> {
   const out = new Map<string, Judged>();
   let first = true;
-  await eachLine(file, warnings, read, (line, lineNo) => {
+  await eachLine(file, warnings, read, { bytes: MAX_QUERY_LINE_BYTES, code: 'QRELS_INVALID', what: 'qrels' }, (line, lineNo) => {
     const f = line.split('\t');
     const isFirst = first;
     first = false;

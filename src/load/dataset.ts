@@ -6,13 +6,13 @@
  * - `folder`: `docs/` present → documents read from docs/ (see documents.ts) + questions.jsonl (see questions.ts).
  */
 import { isUtf8 } from 'node:buffer';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
 import { loadBeir } from './beir.js';
-import { READ_EXTENSIONS, scanDocumentFolder } from './documents.js';
-import { parseQuestions, type LabelPolicy, type Strictness } from './questions.js';
+import { READ_EXTENSIONS, scanDocumentFolder, type DocumentFolderScan } from './documents.js';
+import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
 import { fingerprintDataset } from './fingerprint.js';
@@ -133,15 +133,12 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     const shown = scan.skipped.slice(0, 10).join(', ') + (scan.skipped.length > 10 ? `, ... (${scan.skipped.length - 10} more)` : '');
     warnings.push(`${docsDir}: ${scan.skipped.length} file(s) skipped, extension not read (${shown}); read: ${READ_EXTENSIONS.join(' ')}`);
   }
+  appendAll(warnings, linkWarnings(docsDir, scan));
   appendAll(warnings, scan.warnings);
   for (const id of scan.empty) warnings.push(`${docsDir}: document ${id} has no text (kept; it yields no chunks)`);
   const docMap = new Map(scan.docs.map((d) => [d.id, d] as const));
-  const questionBytes = await readFile(questionsFile);
-  appendAll(warnings, invalidUtf8Warnings(questionsFile, questionBytes));
-  const parsed = parseQuestions(questionBytes.toString('utf8'), questionsFile, docMap, {
-    labels,
-    strictness: spec.strictness ?? 'strict',
-  });
+  // Streamed line by line with a bounded line length (issue 24): a 1 GB file is never one string.
+  const parsed = await loadQuestionsFile(questionsFile, docMap, { labels, strictness: spec.strictness ?? 'strict' });
   appendAll(warnings, parsed.warnings);
   return {
     name,
@@ -154,6 +151,27 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
   };
 }
 
+/**
+ * The warnings for symbolic links in the document folder that were not read (issue 24 §5: they were reported as files
+ * whose "extension is not read"): one for links to folders (never followed: a link can make a cycle), one for broken
+ * links with their targets; each names the folder and up to 10 links.
+ */
+export function linkWarnings(docsDir: string, scan: Pick<DocumentFolderScan, 'folderLinks' | 'brokenLinks'>): string[] {
+  const list = (items: string[]): string => items.slice(0, 10).join(', ') + (items.length > 10 ? `, ... (${items.length - 10} more)` : '');
+  const out: string[] = [];
+  if (scan.folderLinks.length > 0)
+    out.push(
+      `${docsDir}: ${scan.folderLinks.length} link(s) to a folder not followed (${list(scan.folderLinks)}); ` +
+        'links to folders are never followed (a link can make a cycle): move or copy the folder into docs/, or link its files',
+    );
+  if (scan.brokenLinks.length > 0)
+    out.push(
+      `${docsDir}: ${scan.brokenLinks.length} broken link(s) skipped (${list(scan.brokenLinks.map((l) => `${l.path} -> ${l.target}`))}); ` +
+        'their target does not exist: fix or remove the links',
+    );
+  return out;
+}
+
 async function isFile(p: string): Promise<boolean> {
   return (await stat(p).catch(() => undefined))?.isFile() ?? false;
 }
@@ -163,25 +181,20 @@ async function isDirectory(p: string): Promise<boolean> {
 }
 
 /**
- * One warning for a questions.jsonl that is not valid UTF-8 (issue 24: documents got one, questions did not): names the
- * file and up to 5 line numbers whose invalid bytes were read as U+FFFD. Empty for valid UTF-8.
+ * One warning for a questions.jsonl held in memory as `bytes` that is not valid UTF-8 (issue 24: documents got one,
+ * questions did not): names the file and up to 5 line numbers whose invalid bytes were read as U+FFFD. Empty for valid
+ * UTF-8. The loader itself warns while streaming (questions.ts {@link loadQuestionsFile}) with the same text.
  */
 export function invalidUtf8Warnings(file: string, bytes: Buffer): string[] {
   if (isUtf8(bytes)) return [];
   const lines: number[] = [];
-  let count = 0;
   let start = 0;
   for (let line = 1; start <= bytes.length; line++) {
     let end = bytes.indexOf(0x0a, start);
     if (end < 0) end = bytes.length;
-    if (!isUtf8(bytes.subarray(start, end))) {
-      count++;
-      if (lines.length < 5) lines.push(line);
-    }
+    if (!isUtf8(bytes.subarray(start, end))) lines.push(line);
     start = end + 1;
   }
-  return [
-    `${file}: ${count} line(s) are not valid UTF-8 (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}${count > lines.length ? ', ...' : ''}); ` +
-      'their invalid bytes were read as U+FFFD; save the file as UTF-8',
-  ];
+  const w = invalidUtf8Warning(file, lines);
+  return w === undefined ? [] : [w];
 }

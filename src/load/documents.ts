@@ -17,7 +17,7 @@
  * - `.docx`: `DocxReader` (mammoth raw text): paragraphs end with `"\n\n"`, including the last one.
  * When a reader returns several documents for one file, their texts are joined with `"\n\n"` into one Doc.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { decode as decodeEntities } from 'html-entities';
@@ -110,12 +110,18 @@ export interface DocumentFolderScan {
   recoded: string[];
   /** One warning per binary or re-coded file, naming it (`docs/ls.md: skipped, binary content ...`), in id order. */
   warnings: string[];
+  /** Relative paths (sorted) of symbolic links to folders: not followed (a link can make a cycle). */
+  folderLinks: string[];
+  /** Broken symbolic links (sorted by path): the link's relative path and its target as written in the link. */
+  brokenLinks: { path: string; target: string }[];
 }
 
 /**
  * Reads every visible file under `dir` (recursively) whose extension is in {@link READ_EXTENSIONS}.
  * Doc id = path relative to `dir` with forward slashes (`faq/payments.md`). Names starting with `.` (files and
- * folders) are ignored entirely; symbolic links to files are read, symbolic links to folders are skipped.
+ * folders) are ignored entirely; symbolic links to files are read; symbolic links to folders are not followed and
+ * broken links are skipped, each listed apart (`folderLinks`, `brokenLinks`) so the loader can warn about them as links
+ * rather than as files with an extension it does not read (issue 24 §5).
  *
  * Text files are decoded by text.ts (binary files skipped, non-UTF-8 read as Windows-1252, each with a warning).
  * Files are read, decoded and converted one at a time per worker ({@link CONCURRENCY} workers): the folder's bytes
@@ -137,12 +143,18 @@ export async function scanDocumentFolder(dir: string): Promise<DocumentFolderSca
   }
   const files: string[] = [];
   const skipped: string[] = [];
-  await walk(root, '', files, skipped);
+  const links: Links = { folder: [], broken: [] };
+  await walk(root, '', files, skipped, links);
+  const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  links.folder.sort(byPath);
+  links.broken.sort((a, b) => byPath(a.path, b.path));
   if (files.length === 0) {
     throw new HarnessError(
       'DATASET_EMPTY',
       `no readable documents in ${root}` +
-        (skipped.length > 0 ? ` (${skipped.length} file(s) with other extensions skipped)` : ''),
+        (skipped.length > 0 ? ` (${skipped.length} file(s) with other extensions skipped)` : '') +
+        (links.folder.length > 0 ? ` (${links.folder.length} link(s) to a folder not followed: ${links.folder.slice(0, 5).join(', ')})` : '') +
+        (links.broken.length > 0 ? ` (${links.broken.length} broken link(s): ${links.broken.slice(0, 5).map((l) => l.path).join(', ')})` : ''),
       { location: { file: root }, remedy: `add files with one of the extensions ${READ_EXTENSIONS.join(', ')}` },
     );
   }
@@ -174,7 +186,7 @@ export async function scanDocumentFolder(dir: string): Promise<DocumentFolderSca
     });
   }
   const empty = docs.filter((d) => d.text.trim().length === 0).map((d) => d.id);
-  return { docs, skipped, empty, binary, recoded, warnings };
+  return { docs, skipped, empty, binary, recoded, warnings, folderLinks: links.folder, brokenLinks: links.broken };
 }
 
 /**
@@ -185,7 +197,13 @@ export async function loadDocumentFolder(dir: string): Promise<Doc[]> {
   return (await scanDocumentFolder(dir)).docs;
 }
 
-async function walk(abs: string, rel: string, files: string[], skipped: string[]): Promise<void> {
+/** Symbolic links {@link walk} did not read: to folders, and broken ones (with their target). */
+interface Links {
+  folder: string[];
+  broken: { path: string; target: string }[];
+}
+
+async function walk(abs: string, rel: string, files: string[], skipped: string[], links: Links): Promise<void> {
   const entries = await readdir(abs, { withFileTypes: true });
   for (const e of entries) {
     if (e.name.startsWith('.')) continue;
@@ -197,12 +215,20 @@ async function walk(abs: string, rel: string, files: string[], skipped: string[]
       const target = await stat(childAbs).catch(() => undefined);
       isFile = target?.isFile() ?? false;
       isDir = false; // never follow folder links (cycles)
+      if (target === undefined) {
+        links.broken.push({ path: childRel, target: await readlink(childAbs).catch(() => '?') });
+        continue;
+      }
+      if (target.isDirectory()) {
+        links.folder.push(childRel);
+        continue;
+      }
       if (!isFile) {
         skipped.push(childRel);
         continue;
       }
     }
-    if (isDir) await walk(childAbs, childRel, files, skipped);
+    if (isDir) await walk(childAbs, childRel, files, skipped, links);
     else if (isFile) {
       if (readerFor(path.extname(e.name).toLowerCase()) !== undefined) files.push(childRel);
       else skipped.push(childRel);

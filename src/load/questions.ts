@@ -29,6 +29,7 @@
  * empty or missing label id is an error, so missing ids can never match each other (field case V02 notes).
  */
 import { jsonSyntaxHint } from './json-hint.js';
+import { forEachLine, formatBytes, LineTooLongError } from './lines.js';
 import { docSuggester, type DocSuggestion } from './doc-suggest.js';
 import { HarnessError } from '../errors.js';
 import type { Doc, EvidenceSpan, Question } from '../types.js';
@@ -110,6 +111,92 @@ export function parseQuestions(
   docs: ReadonlyMap<string, Doc>,
   opts: ParseQuestionsOptions = {},
 ): { questions: Question[]; warnings: string[] } {
+  const parser = questionParser(file, docs, opts);
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const rawLines = body.split('\n');
+  for (let i = 0; i < rawLines.length; i++) {
+    const line = rawLines[i];
+    parser.add(line.endsWith('\r') ? line.slice(0, -1) : line, i + 1);
+  }
+  return parser.finish();
+}
+
+/** The longest questions.jsonl line {@link loadQuestionsFile} accepts: 16 MiB (a question with its labels and quotes is a few KB). */
+export const MAX_QUESTION_LINE_BYTES = 16 << 20;
+
+/** Options of {@link loadQuestionsFile}: those of {@link parseQuestions} plus how the file is read. */
+export interface LoadQuestionsOptions extends ParseQuestionsOptions {
+  /** Bytes read at a time; default 1 MiB (tests use tiny values). */
+  highWaterMark?: number;
+  /** Longest line accepted, in bytes; default {@link MAX_QUESTION_LINE_BYTES}. */
+  maxLineBytes?: number;
+}
+
+/**
+ * Reads and parses a questions.jsonl file line by line (lines.ts {@link forEachLine}: never the whole file as one
+ * string, so its size is bounded only by the questions it holds), with the rules and errors of {@link parseQuestions}.
+ * Lines that are not valid UTF-8 are decoded with U+FFFD (as before, so fingerprints do not change) and named in one
+ * warning ({@link invalidUtf8Warning}), first among the warnings.
+ * @returns questions in file order and warnings, as {@link parseQuestions}.
+ * @throws HarnessError `QUESTIONS_INVALID` naming the file, the line and the limit when a line is longer than
+ *   `maxLineBytes` (default {@link MAX_QUESTION_LINE_BYTES}), and everything {@link parseQuestions} throws; the file
+ *   system's error (ENOENT, EACCES, ...) unchanged.
+ */
+export async function loadQuestionsFile(
+  file: string,
+  docs: ReadonlyMap<string, Doc>,
+  opts: LoadQuestionsOptions = {},
+): Promise<{ questions: Question[]; warnings: string[] }> {
+  const parser = questionParser(file, docs, opts);
+  const invalid: number[] = [];
+  const limit = opts.maxLineBytes ?? MAX_QUESTION_LINE_BYTES;
+  try {
+    await forEachLine(
+      file,
+      (line, lineNo, utf8) => {
+        if (!utf8) invalid.push(lineNo);
+        parser.add(line, lineNo);
+      },
+      { maxLineBytes: limit, ...(opts.highWaterMark !== undefined ? { highWaterMark: opts.highWaterMark } : {}) },
+    );
+  } catch (e) {
+    if (e instanceof LineTooLongError) {
+      throw new HarnessError('QUESTIONS_INVALID', `line ${e.lineNo} is longer than ${formatBytes(e.limit)} (the limit of a questions.jsonl line)`, {
+        location: { file, line: e.lineNo },
+        remedy: 'write one question a line (JSON Lines: one object, then a line break); a question with its labels is a few KB',
+        cause: e,
+      });
+    }
+    throw e;
+  }
+  const parsed = parser.finish();
+  const warning = invalidUtf8Warning(file, invalid);
+  return { questions: parsed.questions, warnings: warning === undefined ? parsed.warnings : [warning, ...parsed.warnings] };
+}
+
+/**
+ * The warning for a questions.jsonl whose lines `lines` (1-based, ascending) were not valid UTF-8, or undefined when
+ * there are none: names the file, the count and the first 5 lines.
+ */
+export function invalidUtf8Warning(file: string, lines: readonly number[]): string | undefined {
+  if (lines.length === 0) return undefined;
+  const shown = lines.slice(0, 5);
+  return (
+    `${file}: ${lines.length} line(s) are not valid UTF-8 (line${shown.length > 1 ? 's' : ''} ${shown.join(', ')}${lines.length > shown.length ? ', ...' : ''}); ` +
+    'their invalid bytes were read as U+FFFD; save the file as UTF-8'
+  );
+}
+
+/**
+ * The line-by-line core of {@link parseQuestions} and {@link loadQuestionsFile}: `add(line, lineNo)` takes one line
+ * without its line end (blank lines ignored), `finish()` applies the per-file rules (unknown-key warnings, the
+ * dangling-label policy) and returns the questions and warnings.
+ */
+function questionParser(
+  file: string,
+  docs: ReadonlyMap<string, Doc>,
+  opts: ParseQuestionsOptions,
+): { add: (line: string, lineNo: number) => void; finish: () => { questions: Question[]; warnings: string[] } } {
   const policy: LabelPolicy = opts.labels ?? 'strict';
   const strictness: Strictness = opts.strictness ?? 'strict';
   const warnings: string[] = [];
@@ -118,13 +205,8 @@ export function parseQuestions(
   const byId = new Map<string, Draft>();
   const order: Draft[] = [];
 
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const rawLines = body.split('\n');
-  for (let i = 0; i < rawLines.length; i++) {
-    const lineNo = i + 1;
-    let line = rawLines[i];
-    if (line.endsWith('\r')) line = line.slice(0, -1);
-    if (line.trim() === '') continue;
+  const add = (line: string, lineNo: number): void => {
+    if (line.trim() === '') return;
     const ctx: LineContext = { file, line: lineNo, warnings, docs, normCache };
 
     let obj: unknown;
@@ -177,7 +259,7 @@ export function parseQuestions(
       const draft: Draft = { question, lines: [lineNo], key, dangling };
       byId.set(id, draft);
       order.push(draft);
-      continue;
+      return;
     }
     prev.lines.push(lineNo);
     if (prev.key !== key) {
@@ -197,17 +279,19 @@ export function parseQuestions(
     warnings.push(
       `${file}:${lineNo}: duplicate question ${id} collapsed (same text and labels as line ${prev.lines[0]}${tagNote})`,
     );
-  }
+  };
 
-  // Only reached under strictness: warn (strict throws at the first unknown key).
-  for (const [k, { lines, u }] of unknownKeys) {
-    const shown = u.path.startsWith('evidence[') ? `evidence[].${k}` : k;
-    const near = u.nearest === undefined ? '' : ` (did you mean "${u.nearest}"?)`;
-    warnings.push(`${file}: unknown key "${shown}"${near} ignored on line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}`);
-  }
-
-  applyDanglingPolicy(order, policy, file, warnings, docSuggester(docs.keys()));
-  return { questions: order.map((d) => d.question), warnings };
+  const finish = (): { questions: Question[]; warnings: string[] } => {
+    // Only reached under strictness: warn (strict throws at the first unknown key).
+    for (const [k, { lines, u }] of unknownKeys) {
+      const shown = u.path.startsWith('evidence[') ? `evidence[].${k}` : k;
+      const near = u.nearest === undefined ? '' : ` (did you mean "${u.nearest}"?)`;
+      warnings.push(`${file}: unknown key "${shown}"${near} ignored on line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}`);
+    }
+    applyDanglingPolicy(order, policy, file, warnings, docSuggester(docs.keys()));
+    return { questions: order.map((d) => d.question), warnings };
+  };
+  return { add, finish };
 }
 
 interface LineContext {
@@ -259,7 +343,7 @@ function parseRelevant(
   ctx: LineContext,
   dangling: Dangling[],
 ): Record<string, number> {
-  const out: Record<string, number> = {};
+  const out = Object.create(null) as Record<string, number>; // keyed by user ids: no prototype
   if (v === undefined) return out;
   if (Array.isArray(v)) {
     for (const item of v) putLabel(out, labelDoc(item), 1, id, 'relevant', ctx);
@@ -354,7 +438,7 @@ function parseChunks(
   dangling: Dangling[],
 ): Record<string, number> | undefined {
   if (v === undefined) return undefined;
-  const out: Record<string, number> = {};
+  const out = Object.create(null) as Record<string, number>; // keyed by user ids: no prototype
   for (const [rawChunk, grade] of Object.entries(v)) {
     const hash = rawChunk.lastIndexOf('#');
     const chunkId = `${normaliseDocId(rawChunk.slice(0, hash))}#${rawChunk.slice(hash + 1)}`;

@@ -361,8 +361,8 @@ export function fuse(
 ): RunMap {
   const qids = new Set<string>();
   for (const r of runs) for (const q of Object.keys(r)) qids.add(q);
-  const listOf = (r: RunMap, q: string): Hit[] => Object.entries(r[q] ?? {}).map(([id, score]) => ({ id, score }));
-  const out: RunMap = {};
+  const listOf = (r: RunMap, q: string): Hit[] => (Object.hasOwn(r, q) ? Object.entries(r[q]) : []).map(([id, score]) => ({ id, score }));
+  const out = Object.create(null) as RunMap; // any qid, __proto__ included
   for (const q of [...qids].sort()) {
     let fused: Hit[];
     if (options.method === 'convex') {

@@ -23,13 +23,14 @@
  * it is set to `error` before the module loads (set `LANCEDB_LOG=warn` to see LanceDB's warnings).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { packageVersion } from '../embed/packages.js';
 import { HarnessError } from '../errors.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import type { Chunk, Hit } from '../types.js';
 import type { Embedder } from './builtin.js';
 import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, RetrieverQuestion } from './retriever.js';
@@ -277,10 +278,27 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
+/** Writes a sidecar all or nothing, through a temporary on the cache's temp-name scheme (store/temp.ts). */
 function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, file);
+  const tmp = tempPathFor(file);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/**
+ * `<cacheDir>/lancedb`, created if absent, with the temporaries of dead runs removed (a sidecar
+ * `<name>.json.tmp-<pid>-<ms>` left by a run killed while writing it; issue 24 §3). Returns the folder.
+ */
+export function openLanceFolder(cacheDir: string): string {
+  const root = path.join(cacheDir, 'lancedb');
+  mkdirSync(root, { recursive: true });
+  removeDeadTemporaries(root);
+  return root;
 }
 
 /** L2-normalises `v` (norm in float64) into `out` at `offset`; a zero vector stays zero. Checks length and finiteness. */
@@ -350,8 +368,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const { lance, arrow } = loadModules();
     const version = packageVersion('@lancedb/lancedb');
-    const root = path.join(ctx.cacheDir, 'lancedb');
-    mkdirSync(root, { recursive: true });
+    const root = openLanceFolder(ctx.cacheDir);
     const n = ctx.chunks.length;
     const { name, fingerprint } = lancedbTableKey(options.modelKey, ctx.chunkingKey, ctx.chunks);
     const db = await lance.connect(root);
@@ -557,8 +574,7 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const { lance, arrow } = loadModules();
     const version = packageVersion('@lancedb/lancedb');
-    const root = path.join(ctx.cacheDir, 'lancedb');
-    mkdirSync(root, { recursive: true });
+    const root = openLanceFolder(ctx.cacheDir);
     const n = ctx.chunks.length;
     const key = lancedbTableKey(`fts ${JSON.stringify(fts, Object.keys(fts).sort())}`, ctx.chunkingKey, ctx.chunks);
     const name = `k-${key.fingerprint.slice(0, 32)}`;

@@ -100,18 +100,33 @@ function checkLength(name: string, qid: string, value: unknown, depth: number): 
  * `work` (a retriever factory's promise), or a `RETRIEVER_FAILED` naming the retriever when it has not settled after
  * `timeoutMs` (the retriever's own `timeoutMs`, issue 24: a factory that never resolves used to end the process with
  * Node's exit 13 and no message). No timeout when `timeoutMs` is undefined or 0.
+ *
+ * A factory that resolves after its timeout has been given up on: nobody will use or close what it made, so its
+ * `close()` (when the value has one) is called at once, and awaited errors from it are ignored (the rows already
+ * failed with the timeout); `onLateClose`, when given, hears of each such close (for tests and diagnostics). A late
+ * rejection is ignored the same way.
  */
-export async function factoryWithTimeout<T>(name: string, work: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+export async function factoryWithTimeout<T>(
+  name: string,
+  work: Promise<T>,
+  timeoutMs: number | undefined,
+  onLateClose?: (outcome: { closed: true } | { closed: false; error: unknown }) => void,
+): Promise<T> {
   if (!timeoutMs) return work;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () =>
+      () => {
+        void work.then(
+          (late) => closeLate(late, onLateClose),
+          () => undefined,
+        );
         reject(
           new HarnessError('RETRIEVER_FAILED', `retriever ${name}: its factory did not settle within ${timeoutMs} ms (timeoutMs)`, {
             remedy: 'raise timeoutMs for this retriever, or make its factory resolve (a missing await or a server that never answers)',
           }),
-        ),
+        );
+      },
       timeoutMs,
     );
   });
@@ -119,6 +134,18 @@ export async function factoryWithTimeout<T>(name: string, work: Promise<T>, time
     return await Promise.race([work, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Closes what a factory made after its timeout (when it has a `close()`), reporting the outcome to `report`. */
+async function closeLate(late: unknown, report?: (outcome: { closed: true } | { closed: false; error: unknown }) => void): Promise<void> {
+  const close = late !== null && typeof late === 'object' ? (late as { close?: unknown }).close : undefined;
+  if (typeof close !== 'function') return;
+  try {
+    await (close as () => unknown).call(late);
+    report?.({ closed: true });
+  } catch (error) {
+    report?.({ closed: false, error });
   }
 }
 

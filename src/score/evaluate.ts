@@ -749,7 +749,7 @@ export function evaluate(
   const qrels = normaliseQrels(qrelsInput);
   const run = normaliseRun(runInput);
   const plan = planMeasures(measures);
-  const perQuery: Record<string, Record<string, number>> = {};
+  const perQuery = Object.create(null) as Record<string, Record<string, number>>; // any qid, __proto__ included
   const excluded: string[] = [];
   const warnings: string[] = [];
   const sums = new Float64Array(plan.names.length);

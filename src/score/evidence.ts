@@ -108,7 +108,7 @@ export function projectEvidence(
   options?: ProjectionOptions,
 ): Projection {
   const minOverlap = resolveMinOverlap(options);
-  const chunkGrades: Record<string, number> = {};
+  const chunkGrades = Object.create(null) as Record<string, number>; // keyed by chunk ids: no prototype
   const spanChunks: string[][] = [];
   const spanGrades: number[] = [];
   spans.forEach((span, i) => {

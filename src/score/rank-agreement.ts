@@ -77,8 +77,8 @@ export function orderAgreement(
   measure: Measure,
   options?: ScoreOptions,
 ): OrderAgreement {
-  const meansA: Record<string, number> = {};
-  const meansB: Record<string, number> = {};
+  const meansA = Object.create(null) as Record<string, number>; // keyed by configuration ids: no prototype
+  const meansB = Object.create(null) as Record<string, number>;
   const name = formatMeasure(measure);
   for (const [id, byQuestion] of rankings) {
     const run = new Map<string, { docno: string; score: number }[]>();

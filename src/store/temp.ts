@@ -2,7 +2,8 @@
  * Temporary files of the cache folder (issue 24 §3): every file the tool writes there is first written to
  * `<final name>.tmp-<pid>-<ms>` and then renamed, so a kill leaves at most such a temporary, and the next run removes
  * those whose owner process is gone ({@link removeDeadTemporaries}), as `--out` temporaries already are
- * (src/run/lock.ts). Used by checkpoints and the GloVe table.
+ * (src/run/lock.ts). Used by ranking checkpoints and chunk files (run/checkpoint.ts), the GloVe table (embed/glove.ts)
+ * and LanceDB sidecars (retrieve/lancedb.ts); each removes its folder's dead temporaries when it opens the folder.
  */
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

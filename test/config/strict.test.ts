@@ -65,6 +65,51 @@ describe('unknown config keys at every depth', () => {
   });
 });
 
+describe('unknown keys inside union members and arrays of objects (issue 24 §5)', () => {
+  it('a fusion entry: weigth suggests weights, with the rrf entry\'s keys', () => {
+    expect(problems({ ...base, hybrid: { fusion: [{ method: 'rrf', weigth: 0.5 }] } })).toEqual([
+      'hybrid.fusion.0.weigth: unknown key (got 0.5); did you mean hybrid.fusion.0.weights? known keys of hybrid.fusion.0: method, k, weights',
+    ]);
+  });
+
+  it('a convex entry given an rrf key is told the convex keys (the member its method names), one problem only', () => {
+    expect(problems({ ...base, hybrid: { fusion: ['rrf', { method: 'convex', weights: 0.5 }] } })).toEqual([
+      'hybrid.fusion.1.weights: unknown key (got 0.5); known keys of hybrid.fusion.1: method, alpha, normalize',
+    ]);
+  });
+
+  it('a rerank entry (union of none and an object): the key is named, not "Invalid input"', () => {
+    const ps = problems({ ...base, rerank: [{ model: 'transformers:x', dept: 5 }] });
+    expect(ps).toEqual([
+      'rerank.0.depth: must be number or array (got nothing)',
+      expect.stringMatching(/^rerank\.0\.dept: unknown key \(got 5\); did you mean rerank\.0\.depth\? known keys of rerank\.0: model, depth, label,/),
+    ]);
+    expect(ps.join('\n')).not.toContain('Invalid input');
+  });
+
+  it('a semantic entry: the keys of the member its engine names (lancedb), with the nearest', () => {
+    expect(problems({ ...base, semantic: [{ engine: 'lancedb', nprobe: 4 }] })).toEqual([
+      'semantic.0.nprobe: unknown key (got 4); did you mean semantic.0.nprobes? known keys of semantic.0: engine, index, partitions, subVectors, nprobes, refineFactor',
+    ]);
+  });
+
+  it('a misspelt discriminator is named with the nearest key, beside the discriminator message', () => {
+    const ps = problems({ ...base, keyword: [{ engin: 'bm25' }] });
+    expect(ps[0]).toBe('keyword.0.engin: unknown key (got "bm25"); did you mean keyword.0.engine?');
+    expect(ps[1]).toMatch(/^keyword\.0\.engine: /);
+  });
+
+  it('a chunk size: the number member\'s message for 0, what would fit for a string', () => {
+    expect(problems({ ...base, chunking: { sizes: [0] } })).toEqual(['chunking.sizes.0: must be at least 1 token (got 0)']);
+    expect(problems({ ...base, chunking: { sizes: ['abc'] } })).toEqual(['chunking.sizes.0: must be "none" or number (got "abc")']);
+  });
+
+  it('knownKeysAt prefers the member whose literal the value matches', () => {
+    expect(knownKeysAt(configSchema, ['semantic', 0], { engine: 'lancedb', x: 1 })).toContain('nprobes');
+    expect(knownKeysAt(configSchema, ['semantic', 0], { engine: 'memory', x: 1 })).toEqual(['engine']);
+  });
+});
+
 describe('dataset options', () => {
   it('dataset.strictness defaults to strict and accepts warn', () => {
     expect(parseConfig(base).dataset.strictness).toBe('strict');
