@@ -751,7 +751,7 @@ interface SearchScratch {
   q: number;
   distinct: Int32Array; count: Int32Array; occ: Int32Array; order: Int32Array; ub: Float64Array; rank: Int32Array;
   cur: Int32Array; end: Int32Array; bcur: Int32Array; bend: Int32Array; bfirst: Int32Array; idfs: Float64Array;
-  times: Float64Array; prefix: Float64Array; blockUb: Float64Array; spanned: Uint8Array; occRank: Int32Array;
+  times: Float64Array; prefix: Float64Array; occRank: Int32Array;
   curOf: Int32Array; bcurOf: Int32Array; contrib: Float64Array; mark: Int32Array;
   heapDoc: Int32Array; heapScore: Float64Array; memo: Float64Array;
   partialAt: Float64Array; bits: Int32Array; cell: Float64Array; cellTag: Int32Array;
@@ -924,8 +924,8 @@ class CompactBm25 implements KeywordIndex {
    * the index: {@link buildBlocks}) used as in block-max MaxScore (Chakrabarti, Chaudhuri & Ganti, "Interval-based
    * pruning for top-k processing over compressed lists", ICDE 2011; Mallia, Siedlaczek & Suel, "An experimental
    * study of index compression and DAAT query processing methods", ECIR 2019, "BMM"): per window the terms' bounds
-   * are their block maxima there, and a candidate's bound uses the block maxima at its position before any
-   * non-essential list is searched. Windows of chunk positions as in Lucene's `MaxScoreBulkScorer`: the essential
+   * are their block maxima there, and before a non-essential list is searched for a candidate, the maximum of the
+   * block that could hold it tightens its bound (and a position between two blocks needs no search). Windows of chunk positions as in Lucene's `MaxScoreBulkScorer`: the essential
    * lists of a window are scored term at a time, the non-essential ones looked up chunk at a time.
    *
    * Per window of 2^windowShift chunk positions: each distinct query term gets the bound ub = the largest block
@@ -933,11 +933,12 @@ class CompactBm25 implements KeywordIndex {
    * ub ascending, prefix sums P[i] = ub[0] + … + ub[i]; θ = the score of the k-th best chunk so far (−∞ until k were
    * found). The window is skipped when P[last]·F < θ. Terms 0..e−1 with P[e−1]·F < θ are non-essential. (1) The
    * essential terms' postings in the window are read term at a time into a bound accumulator (partial = Σ w·c, any
-   * order; the touched positions in a bit set). (2) In position order, a chunk is dropped when
-   * (partial + P[e−1])·F < θ, then when (partial + Q[e−1])·F < θ, Q[i] = b[0] + … + b[i] with b[i] the maximum of
-   * non-essential term i's block that holds the chunk's position (0 when no block of the term spans it) times its
-   * occurrences. (3) The non-essential terms are looked up from the largest bound down (galloping search from the
-   * start of that block), the chunk dropped as soon as (partial + Q[i])·F < θ. (4) A chunk still in has its score
+   * order; the touched positions in a bit set). (2) In position order, a chunk d is dropped when
+   * (partial + P[e−1])·F < θ. (3) The non-essential terms are taken from the largest bound down: d is dropped when
+   * (partial + P[i−1] + ub[i])·F < θ; term i's block cursor moves to its first block ending at or after d; when that
+   * block starts after d (or there is none) d is not in the list and the term is passed; else d is dropped when
+   * (partial + P[i−1] + b·c)·F < θ, b the block's maximum, c the term's occurrences; else the list is searched
+   * (galloping from the block's start) and a contribution found is added to partial. (4) A chunk still in has its score
    * summed from its contributions in query-term order (`w + 0`, then `w + s`: wink's additions, so its score is the
    * exhaustive search's double) and enters the top k if it ranks before the k-th by the one rule (score descending,
    * then id descending).
@@ -967,7 +968,7 @@ class CompactBm25 implements KeywordIndex {
     const n = this.size;
     const span = 1 << this.windowShift;
     const sc = this.searchScratch(q, k);
-    const { distinct, count, occ, order, ub, rank, cur, end, bcur, bend, bfirst, idfs, times, prefix, blockUb, spanned, occRank } = sc;
+    const { distinct, count, occ, order, ub, rank, cur, end, bcur, bend, bfirst, idfs, times, prefix, occRank } = sc;
     const { curOf, bcurOf, contrib, mark, heapDoc, heapScore, memo, partialAt, bits, cell, cellTag } = sc;
     // Distinct terms with their number of occurrences, each occurrence mapped to its distinct term.
     let nt = 0;
@@ -1082,34 +1083,37 @@ class CompactBm25 implements KeywordIndex {
           let partial = partialAt[off];
           if ((partial + rest) * F < theta) continue;
           const d = lo + off;
-          // (2) The non-essential terms' block maxima at d.
-          if (e > 0) {
-            let sumB = 0;
-            for (let i = 0; i < e; i++) {
-              let bc = bcur[i];
-              const be = bend[i];
-              while (bc < be && blockLast[bc] < d) bc++;
-              bcur[i] = bc;
-              const spans = bc < be && postDoc[bfirst[i] + bc * B] <= d;
-              spanned[i] = spans ? 1 : 0;
-              const bm = spans ? blockMax[bc] * times[i] : 0;
-              blockUb[i] = sumB += bm;
-            }
-            if ((partial + sumB) * F < theta) continue;
-          } else if (partial * F < theta) continue;
+          if (e === 0 && partial * F < theta) continue;
           // (3) Non-essential terms, largest bound first, while the chunk can still reach θ.
           let dropped = false;
           for (let i = e - 1; i >= 0; i--) {
-            if ((partial + blockUb[i]) * F < theta) {
+            const below = i > 0 ? prefix[i - 1] : 0;
+            if ((partial + below + ub[order[i]]) * F < theta) {
               dropped = true;
               break;
             }
-            if (spanned[i] === 0) continue; // no block of term i spans d: d is not in its list
-            const from = bfirst[i] + bcur[i] * B; // postings before d's block are all < d
+            let bc = bcur[i];
+            const be = bend[i];
+            while (bc < be && blockLast[bc] < d) bc++;
+            bcur[i] = bc;
+            // No block of term i spans d: d is not in its list.
+            if (bc === be || postDoc[bfirst[i] + bc * B] > d) continue;
+            if ((partial + below + blockMax[bc] * times[i]) * F < theta) {
+              dropped = true;
+              break;
+            }
+            const from = bfirst[i] + bc * B; // postings before block bc are all < d
             const p = this.advance(cur[i] > from ? cur[i] : from, end[i], d);
             cur[i] = p;
             if (p < end[i] && postDoc[p] === d) {
-              const w = this.weight(p, idfs[i]);
+              const tf = postTf[p];
+              const len = lengths[d];
+              let w: number;
+              if (tf <= MEMO_TFS && len < MEMO_LENGTHS) {
+                const slot = order[i] * MEMO_SLOTS + (tf - 1) * MEMO_LENGTHS + len;
+                w = memo[slot];
+                if (w !== w) w = memo[slot] = this.weight(p, idfs[i]);
+              } else w = this.weight(p, idfs[i]);
               contrib[i] = w;
               mark[i] = d;
               partial += w * times[i];
@@ -1143,7 +1147,7 @@ class CompactBm25 implements KeywordIndex {
             }
             heapDoc[h] = d;
             heapScore[h] = s;
-          } else if (ranksBefore(s, ids[d], heapScore[0], ids[heapDoc[0]])) {
+          } else if (s > heapScore[0] || (s === heapScore[0] && compareCodePoints(ids[d], ids[heapDoc[0]]) > 0)) {
             let h = 0;
             for (;;) {
               const l = 2 * h + 1;
@@ -1188,8 +1192,7 @@ class CompactBm25 implements KeywordIndex {
         distinct: new Int32Array(terms), count: new Int32Array(terms), occ: new Int32Array(terms), order: new Int32Array(terms),
         ub: new Float64Array(terms), rank: new Int32Array(terms), cur: new Int32Array(terms), end: new Int32Array(terms),
         bcur: new Int32Array(terms), bend: new Int32Array(terms), bfirst: new Int32Array(terms), idfs: new Float64Array(terms),
-        times: new Float64Array(terms), prefix: new Float64Array(terms), blockUb: new Float64Array(terms), spanned: new Uint8Array(terms),
-        occRank: new Int32Array(terms),
+        times: new Float64Array(terms), prefix: new Float64Array(terms), occRank: new Int32Array(terms),
         curOf: new Int32Array(terms), bcurOf: new Int32Array(terms), contrib: new Float64Array(terms), mark: new Int32Array(terms),
         heapDoc: new Int32Array(heap), heapScore: new Float64Array(heap),
         memo: new Float64Array(terms * MEMO_SLOTS),
