@@ -3,7 +3,8 @@
  * replaces (`topK: 'exhaustive'`, every posting scored: the reference that bm25-parity.test.ts proves equal to wink):
  * identical id lists and bit-equal scores (Object.is) on every query of SciFact and TREC-DL 2019 5k at depths 1, 10
  * and 100, and on random corpora built for ties (tiny vocabulary, repeated texts, repeated query terms, ids whose
- * code-unit and code-point orders disagree) against the exhaustive search and a brute-force oracle. Named cases pin
+ * code-unit and code-point orders disagree) against the exhaustive search and a brute-force oracle, over MaxScore
+ * windows of 1, 2, 8 and the default and block-max blocks of 1, 2, 3, 5 postings and the default. Named cases pin
  * the safety rules: a chunk tied with the k-th on score but with a greater id is not pruned, and a term repeated in
  * the query counts as often in the bounds as in the score. Real-data cases are skipped when ../shared/datasets is absent.
  */
