@@ -34,7 +34,8 @@
  *   --search-blocks L   ours, ours-threads: also time the queries on the same index at these search block sizes
  *                       (chunk positions per block; 0 = one block, the unblocked term-at-a-time search), interleaved
  *
- * xapian and fts5 index the same terms as ours (our analyser runs first, inside their build time), so all three search
+ * xapian and fts5 index the same terms as ours (our analyser, analyseBatch as our build runs it, runs first, inside their
+ * build time; each chunk's terms are written grouped by term, tf times each, which BM25 does not see), so all three search
  * the same postings; their scores differ from ours (Xapian's and FTS5's idf), so only speed is compared. For ours,
  * ours-threads and ours-exhaustive, `identical_to_exhaustive` counts the queries whose MaxScore list (ids and score
  * bits) equals the exhaustive search's on the same index, and `queries_per_second_interleaved` times both searches on
@@ -64,6 +65,7 @@ import {
   type TopKStrategy,
 } from '../src/retrieve/bm25.js';
 import { keywordTokens } from '../src/retrieve/tokenize.js';
+import { analyseBatch, createTermTable } from '../src/retrieve/bm25-analyse.js';
 import type { Chunk } from '../src/types.js';
 import { seededRandom } from '../src/score/stats.js';
 
@@ -144,9 +146,29 @@ function oursSearcher(index: KeywordIndex, depth: number): Searcher {
   return s;
 }
 
-/** Our analyser's terms of `text`, space-separated (what xapian and fts5 index and search). */
+/** Our analyser's terms of `text`, space-separated (what xapian and fts5 search). */
 function terms(text: string): string {
   return keywordTokens(text).join(' ');
+}
+
+/**
+ * Our analyser's terms of each chunk, space-separated, each term repeated tf times (what xapian and fts5 index),
+ * through the build's own analysis (analyseBatch: the scanner, same terms as keywordTokens), a batch of 1,000 chunks at
+ * a time, so the peers' build time includes our analysis at the speed of our build.
+ */
+function* analysedTexts(chunks: readonly Chunk[]): Generator<string> {
+  const table = createTermTable();
+  const byId: string[] = [];
+  for (let from = 0; from < chunks.length; from += 1000) {
+    const b = analyseBatch(chunks.slice(from, from + 1000).map((c) => c.text), table);
+    for (const t of b.newTerms) byId.push(t);
+    let p = 0;
+    for (let c = 0; c < b.distinct.length; c++) {
+      const out: string[] = [];
+      for (const end = p + b.distinct[c]; p < end; p++) for (let r = 0; r < b.tfs[p]; r++) out.push(byId[b.terms[p]]);
+      yield out.join(' ');
+    }
+  }
 }
 
 /** SQLite FTS5 over our analyser's terms, in a temporary database file removed when the process exits. */
@@ -160,7 +182,8 @@ function fts5Searcher(chunks: readonly Chunk[], depth: number): Searcher {
   db.exec("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')");
   const insert = db.prepare('INSERT INTO t(rowid, body) VALUES (?, ?)');
   db.transaction(() => {
-    for (let i = 0; i < chunks.length; i++) insert.run(i, terms(chunks[i].text));
+    let i = 0;
+    for (const text of analysedTexts(chunks)) insert.run(i++, text);
   })();
   const select = db.prepare('SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT ?');
   return (q) => {
@@ -334,8 +357,8 @@ export function measureXapian(corpus: string, chunks: readonly Chunk[], queries:
     const docs = path.join(dir, 'docs.txt');
     const fd = openSync(docs, 'w');
     let buf: string[] = [];
-    for (const c of chunks) {
-      buf.push(terms(c.text));
+    for (const text of analysedTexts(chunks)) {
+      buf.push(text);
       if (buf.length === 4096) {
         writeSync(fd, `${buf.join('\n')}\n`);
         buf = [];

@@ -420,7 +420,7 @@ class CompactBuilder {
     const avgdl = this.total / n;
     const k1norm = new Float64Array(n);
     for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
-    return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, k1 + 1, {
+    return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, lengths, k1 + 1, {
       k1,
       b,
       idf: BM25_IDF,
@@ -489,11 +489,14 @@ function textsOf(chunks: readonly Chunk[], from: number, to: number): string[] {
  * involved (its object graph is never built): equality with wink is the tests' business.
  *
  * `search(query, k)` analyses the query and, by default from {@link MAXSCORE_MIN_CHUNKS} chunks on (`layout.topK`), finds the exact top k with
- * MaxScore dynamic pruning (Turtle & Flood 1995; per-window term bounds; see `CompactBm25.searchMaxScore` for the
- * algorithm and why no chunk of the top k is pruned under floating-point rounding and ties): chunks that cannot
- * reach the k-th score are never fully scored, and the long lists of common terms are mostly skipped. Its scratch:
- * 20 bytes per window position plus 12 per window position and query term (about 0.2 MB for 16 terms), and the
- * per-window term maxima (8 bytes per window of {@link MAXSCORE_WINDOW_DOCS} chunks and term searched so far).
+ * block-max MaxScore (Turtle & Flood 1995 with the block-max bounds of Ding & Suel 2011, as in Mallia et al.'s
+ * "BMM", ECIR 2019; see `CompactBm25.searchMaxScore` for the algorithm and why no chunk of the top k is pruned under
+ * floating-point rounding and ties): chunks that cannot reach the k-th score are never fully scored, and the long
+ * lists of common terms are mostly skipped. The bounds are stored with the index, built with it: per block of
+ * {@link BLOCK_MAX_POSTINGS} postings of a term its largest contribution (float32, rounded up) and last chunk
+ * position, 8 bytes a block (about 1/40 of the postings' memory). Its scratch, reused by every search: 8 bytes per
+ * window position plus 12 per window position and query term, and 32 KB per query term of memoised contributions
+ * (about 0.7 MB for 16 terms).
  * With `topK: 'exhaustive'` it adds each query term's contributions into the accumulator (query-term order, as
  * wink sums them) and keeps the best k of the touched chunks in a bounded heap: O(postings read + m log k) for m
  * matching chunks, plus O(query terms × chunks / 32,768) for the blocks ({@link SEARCH_BLOCK_DOCS}). Both return
@@ -525,7 +528,15 @@ export interface CompactLayoutOptions {
   topK?: TopKStrategy;
   /** Chunk positions per window of the MaxScore search (a power of two, 1..2^30); default {@link MAXSCORE_WINDOW_DOCS}. */
   maxScoreWindowDocs?: number;
+  /** Postings per block of the block-max bounds (integer in [1, 2^20]); default {@link BLOCK_MAX_POSTINGS}. */
+  blockMaxPostings?: number;
 }
+
+/**
+ * Postings per block of the block-max bounds stored with the index (8 bytes a block: its maximum contribution as a
+ * float32 rounded up, and its last chunk position).
+ */
+export const BLOCK_MAX_POSTINGS = 64;
 
 /**
  * Chunk positions per window of the MaxScore search: term bounds are taken per window (8 bytes per window and
@@ -548,6 +559,7 @@ interface ResolvedLayout {
   blockDocs: number;
   topK: TopKStrategy;
   windowShift: number;
+  blockPostings: number;
 }
 
 function resolveLayout(layout: CompactLayoutOptions): ResolvedLayout {
@@ -557,7 +569,9 @@ function resolveLayout(layout: CompactLayoutOptions): ResolvedLayout {
   if (topK !== 'auto' && topK !== 'maxscore' && topK !== 'exhaustive') throw new Error(`topK (${String(topK)}) must be 'auto', 'maxscore' or 'exhaustive'`);
   const w = layout.maxScoreWindowDocs ?? MAXSCORE_WINDOW_DOCS;
   if (!Number.isInteger(w) || w < 1 || w > 2 ** 30 || (w & (w - 1)) !== 0) throw new Error(`maxScoreWindowDocs (${String(w)}) must be a power of two in [1, 2^30]`);
-  return { blockDocs: v, topK, windowShift: Math.log2(w) };
+  const bp = layout.blockMaxPostings ?? BLOCK_MAX_POSTINGS;
+  if (!Number.isInteger(bp) || bp < 1 || bp > 2 ** 20) throw new Error(`blockMaxPostings (${String(bp)}) must be an integer in [1, 2^20]`);
+  return { blockDocs: v, topK, windowShift: Math.log2(w), blockPostings: bp };
 }
 
 /** Options of {@link buildKeywordIndexParallel}. */
@@ -714,6 +728,35 @@ export function defaultKeywordThreads(): number {
  */
 const BOUND_SLACK_PER_TERM = 2 ** -50;
 
+/**
+ * The MaxScore search memoises, per query term, the contribution of a posting with tf ≤ MEMO_TFS in a chunk of fewer
+ * than MEMO_LENGTHS terms by (tf, chunk length), the only things it then depends on: 32 KB of scratch per query term.
+ */
+const MEMO_LENGTHS = 512;
+const MEMO_TFS = 8;
+const MEMO_SLOTS = MEMO_LENGTHS * MEMO_TFS;
+
+/** `x` (≥ 0) rounded up to a float32: the smallest float32 ≥ x (Infinity above the float32 range). */
+function float32Up(x: number): number {
+  F32[0] = x;
+  if (F32[0] < x) U32[0]++;
+  return F32[0];
+}
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/** The MaxScore search's reusable scratch (see `CompactBm25.searchScratch`); arrays by distinct term or sorted position. */
+interface SearchScratch {
+  /** Capacity in query term occurrences. */
+  q: number;
+  distinct: Int32Array; count: Int32Array; occ: Int32Array; order: Int32Array; ub: Float64Array; rank: Int32Array;
+  cur: Int32Array; end: Int32Array; bcur: Int32Array; bend: Int32Array; bfirst: Int32Array; idfs: Float64Array;
+  times: Float64Array; prefix: Float64Array; occRank: Int32Array;
+  curOf: Int32Array; bcurOf: Int32Array; contrib: Float64Array; mark: Int32Array;
+  heapDoc: Int32Array; heapScore: Float64Array; memo: Float64Array;
+  partialAt: Float64Array; bits: Int32Array; cell: Float64Array; cellTag: Int32Array;
+}
+
 /** The compact serving index (see {@link buildCompactBm25Index}). */
 class CompactBm25 implements KeywordIndex {
   readonly size: number;
@@ -725,13 +768,14 @@ class CompactBm25 implements KeywordIndex {
   private readonly topK: TopKStrategy;
   /** log2 of the chunk positions per MaxScore window (see `searchMaxScore`). */
   private readonly windowShift: number;
-  /**
-   * Per term (sparse, filled at the first search that uses the term): its largest rounded contribution in each
-   * MaxScore window, 8 bytes per window (n / 2^windowShift windows per term searched so far).
-   */
-  private readonly windowMax: (Float64Array | undefined)[] = [];
-  /** See `windowScratch` and `nextTag`. */
-  private scratch: { partialAt: Float64Array; stamp: Int32Array; cand: Int32Array; cell: Float64Array; cellTag: Int32Array } | undefined;
+  /** Postings per block of the block-max bounds (see `buildBlocks`). */
+  private readonly blockPostings: number;
+  /** The block-max bounds stored with the index (see `buildBlocks`). */
+  private readonly blockStart: Int32Array;
+  private readonly blockMax: Float32Array;
+  private readonly blockLast: Int32Array;
+  /** See `searchScratch` and `nextTag`. */
+  private scratch: SearchScratch | undefined;
   private tag = 0;
 
   constructor(
@@ -743,6 +787,7 @@ class CompactBm25 implements KeywordIndex {
     private readonly bigTf: ReadonlyMap<number, number>,
     private readonly idf: Float64Array,
     private readonly k1norm: Float64Array,
+    private readonly lengths: Int32Array,
     private readonly k1p1: number,
     readonly params: Bm25Params & Record<string, unknown>,
     layout: ResolvedLayout,
@@ -754,6 +799,8 @@ class CompactBm25 implements KeywordIndex {
     this.blockDocs = layout.blockDocs;
     this.topK = layout.topK;
     this.windowShift = layout.windowShift;
+    this.blockPostings = layout.blockPostings;
+    ({ blockStart: this.blockStart, blockMax: this.blockMax, blockLast: this.blockLast } = this.buildBlocks());
   }
 
   /** Query term ids in query order, one per occurrence (a repeated term counts twice, as in wink); unknown terms dropped. */
@@ -832,223 +879,296 @@ class CompactBm25 implements KeywordIndex {
   }
 
   /**
-   * Term `t`'s largest rounded contribution in each window of {@link maxScoreWindow} chunk positions (0 where it
-   * has no posting), computed at the first search that uses the term (one pass over its postings), then kept.
+   * The block-max bounds stored with the index (Ding & Suel, "Faster top-k document retrieval using block-max
+   * indexes", SIGIR 2011): each term's postings cut into blocks of {@link blockPostings} consecutive postings (the
+   * last block shorter); per block the largest rounded contribution of its postings, rounded up to a float32
+   * (`blockMax`, never below the double it bounds), and the chunk position of its last posting (`blockLast`); term
+   * t's blocks are `blockStart[t] .. blockStart[t + 1] − 1`. 8 bytes per block plus 4 per term: 1/40 of the postings'
+   * 5 bytes at 64 postings a block. Built in one pass over the postings: the largest x = tf·(k1 + 1)/(k1·norm + tf)
+   * of a block (the same operations as {@link weight}) gives its largest contribution, since idf·x and the rounding
+   * to 9 decimals never decrease as x grows.
    */
-  private windowMaxOf(t: number): Float64Array {
-    let table = this.windowMax[t];
-    if (table !== undefined) return table;
-    const shift = this.windowShift;
-    table = new Float64Array(((this.size - 1) >> shift) + 1);
-    const idf = this.idf[t];
-    for (let p = this.offsets[t], stop = this.offsets[t + 1]; p < stop; p++) {
-      const w = this.weight(p, idf);
-      const x = this.postDoc[p] >> shift;
-      if (w > table[x]) table[x] = w;
+  private buildBlocks(): { blockStart: Int32Array; blockMax: Float32Array; blockLast: Int32Array } {
+    const { offsets, postDoc, postTf, bigTf, k1norm, k1p1, idf } = this;
+    const B = this.blockPostings;
+    const vocab = offsets.length - 1;
+    const blockStart = new Int32Array(vocab + 1);
+    for (let t = 0; t < vocab; t++) blockStart[t + 1] = blockStart[t] + Math.ceil((offsets[t + 1] - offsets[t]) / B);
+    const blocks = blockStart[vocab];
+    const blockMax = new Float32Array(blocks);
+    const blockLast = new Int32Array(blocks);
+    let j = 0;
+    for (let t = 0; t < vocab; t++) {
+      const stop = offsets[t + 1];
+      for (let p = offsets[t]; p < stop; j++) {
+        const blockEnd = Math.min(stop, p + B);
+        let best = -1;
+        for (; p < blockEnd; p++) {
+          let tf = postTf[p];
+          if (tf === TF_ESCAPE) tf = bigTf.get(p) as number;
+          const x = Math.abs((tf * k1p1) / (k1norm[postDoc[p]] + tf));
+          if (x > best) best = x;
+        }
+        blockMax[j] = float32Up(roundTerm9(best * idf[t]));
+        blockLast[j] = postDoc[blockEnd - 1];
+      }
     }
-    this.windowMax[t] = table;
-    return table;
+    return { blockStart, blockMax, blockLast };
   }
 
   /**
-   * Exact top k with MaxScore dynamic pruning: Turtle & Flood, "Query evaluation: strategies and optimizations",
-   * Information Processing & Management 31(6), 1995 (the max_score method: terms sorted by their largest possible
+   * Exact top k with block-max MaxScore: the max_score method of Turtle & Flood, "Query evaluation: strategies and
+   * optimizations", Information Processing & Management 31(6), 1995 (terms sorted by their largest possible
    * contribution; the terms whose bounds add up to less than the k-th score so far are "non-essential" and only
-   * looked up for chunks found through the others), in the windowed form of Lucene's `MaxScoreBulkScorer` (term
-   * bounds taken per window of chunk positions, as the block maxima of Ding & Suel, "Faster top-k document retrieval
-   * using block-max indexes", SIGIR 2011; the essential lists of a window scored term at a time, the non-essential
-   * ones looked up chunk at a time).
+   * looked up for chunks found through the others), with the block-max bounds of Ding & Suel (SIGIR 2011, stored with
+   * the index: {@link buildBlocks}) used as in block-max MaxScore (Chakrabarti, Chaudhuri & Ganti, "Interval-based
+   * pruning for top-k processing over compressed lists", ICDE 2011; Mallia, Siedlaczek & Suel, "An experimental
+   * study of index compression and DAAT query processing methods", ECIR 2019, "BMM"): per window the terms' bounds
+   * are their block maxima there, and before a non-essential list is searched for a candidate, the maximum of the
+   * block that could hold it tightens its bound (and a position between two blocks needs no search). Windows of chunk positions as in Lucene's `MaxScoreBulkScorer`: the essential
+   * lists of a window are scored term at a time, the non-essential ones looked up chunk at a time.
    *
-   * Per window of 2^windowShift chunk positions: each distinct query term gets the bound ub = its largest contribution
-   * in the window times its number of occurrences in the query; terms sorted by ub ascending, prefix sums
-   * P[i] = ub[0] + … + ub[i]; θ = the score of the k-th best chunk so far (−∞ until k were found). The window is
-   * skipped when P[last]·F < θ. Terms 0..e−1 with P[e−1]·F < θ are non-essential. (1) The essential terms' postings
-   * in the window are read term at a time into a bound accumulator (partial = Σ w·c, any order). (2) A chunk is
-   * dropped when (partial + P[e−1])·F < θ. (3) The others, in position order, get the non-essential terms from the
-   * largest bound down (each list advanced by galloping search), dropped as soon as (partial + P[i])·F < θ. (4) A
-   * chunk still in has its score summed from its contributions in query-term order (`w + 0`, then `w + s`: wink's
-   * additions, so its score is the exhaustive search's double) and enters the top k if it ranks before the k-th by
-   * the one rule (score descending, then id descending).
+   * Per window of 2^windowShift chunk positions: each distinct query term gets the bound ub = the largest block
+   * maximum among its blocks that overlap the window, times its number of occurrences in the query; terms sorted by
+   * ub ascending, prefix sums P[i] = ub[0] + … + ub[i]; θ = the score of the k-th best chunk so far (−∞ until k were
+   * found). The window is skipped when P[last]·F < θ. Terms 0..e−1 with P[e−1]·F < θ are non-essential. (1) The
+   * essential terms' postings in the window are read term at a time into a bound accumulator (partial = Σ w·c, any
+   * order; the touched positions in a bit set). (2) In position order, a chunk d is dropped when
+   * (partial + P[e−1])·F < θ. (3) The non-essential terms are taken from the largest bound down: d is dropped when
+   * (partial + P[i−1] + ub[i])·F < θ; term i's block cursor moves to its first block ending at or after d; when that
+   * block starts after d (or there is none) d is not in the list and the term is passed; else d is dropped when
+   * (partial + P[i−1] + b·c)·F < θ, b the block's maximum, c the term's occurrences; else the list is searched
+   * (galloping from the block's start) and a contribution found is added to partial. (4) A chunk still in has its score
+   * summed from its contributions in query-term order (`w + 0`, then `w + s`: wink's additions, so its score is the
+   * exhaustive search's double) and enters the top k if it ranks before the k-th by the one rule (score descending,
+   * then id descending).
    *
-   * Why nothing that belongs in the top k is dropped (exactness): every contribution w ≥ 0 is ≤ its term's maximum
-   * in the window (one function, {@link weight}, computes both). A chunk's score s is a floating-point sum of at most
-   * q contributions (q = query term occurrences; a term occurring c times adds its w c times), so
-   * s ≤ (Σ w)(1 + u)^(q−1), u = 2^-53. Each bound B is computed with at most 2q + 1 roundings (one product w·c or
-   * max·c and one sum per distinct term, one final sum), all of nonnegative values, from exact values whose sum is
-   * ≥ Σ w (the known contributions exactly, the unknown ones by their term's maximum), so B ≥ (Σ w)(1 − u)^(2q+1).
-   * Hence s ≤ B·(1 + u)^(q−1)/(1 − u)^(2q+1) = B·(1 + (3q + 1)u + O(q²u²)), and the computed fl(B·F) ≥ B·F·(1 − u)
-   * with F = 1 + (q + 2)·2^-50 = 1 + 8(q + 2)u (itself rounded by at most u) exceeds that. So fl(B·F) < θ implies
-   * s < θ strictly: the chunk ranks after the k-th by score, whatever the ids. A chunk tied with the k-th on score is
-   * never dropped by a bound (its bound is ≥ θ) and is compared with the k-th by the one rule, as in the exhaustive
-   * search's heap. θ never decreases, so a bound below an earlier θ stays below.
+   * Why nothing that belongs in the top k is dropped (exactness): every contribution w ≥ 0 is ≤ the maximum of its
+   * block (one function, {@link weight}, computes both; the float32 copy is rounded up), hence ≤ its term's ub in the
+   * window. A chunk's score s is a floating-point sum of at most q contributions (q = query term occurrences; a
+   * term occurring c times adds its w c times), so s ≤ (Σ w)(1 + u)^(q−1), u = 2^-53. Each bound B is computed with
+   * at most 2q + 1 roundings (one product w·c or max·c and one sum per distinct term, one final sum), all of
+   * nonnegative values, from exact values whose sum is ≥ Σ w (the known contributions exactly, the unknown ones by
+   * a block maximum), so B ≥ (Σ w)(1 − u)^(2q+1). Hence s ≤ B·(1 + u)^(q−1)/(1 − u)^(2q+1) = B·(1 + (3q + 1)u +
+   * O(q²u²)), and the computed fl(B·F) ≥ B·F·(1 − u) with F = 1 + (q + 2)·2^-50 = 1 + 8(q + 2)u (itself rounded by
+   * at most u) exceeds that. So fl(B·F) < θ implies s < θ strictly: the chunk ranks after the k-th by score,
+   * whatever the ids. A chunk tied with the k-th on score is never dropped by a bound (its bound is ≥ θ) and is
+   * compared with the k-th by the one rule, as in the exhaustive search's heap. θ never decreases, so a bound below
+   * an earlier θ stays below.
+   *
+   * Per search it allocates only the returned hits (its scratch is the index's, grown to the longest query and the
+   * largest k seen); contributions of postings with tf ≤ {@link MEMO_TFS} in chunks of fewer than {@link MEMO_LENGTHS}
+   * terms are memoised per query term, tf and chunk length (they depend on nothing else: the same double
+   * {@link weight} gives).
    */
   private searchMaxScore(terms: readonly number[], k: number): Hit[] {
-    const { offsets, postDoc, ids } = this;
+    const { offsets, postDoc, postTf, ids, lengths, blockStart, blockMax, blockLast } = this;
+    const B = this.blockPostings;
     const q = terms.length;
     const n = this.size;
+    const span = 1 << this.windowShift;
+    const sc = this.searchScratch(q, k);
+    const { distinct, count, occ, order, ub, rank, cur, end, bcur, bend, bfirst, idfs, times, prefix, occRank } = sc;
+    const { curOf, bcurOf, contrib, mark, heapDoc, heapScore, memo, partialAt, bits, cell, cellTag } = sc;
     // Distinct terms with their number of occurrences, each occurrence mapped to its distinct term.
-    const distinct: number[] = [];
-    const count: number[] = [];
-    const occ = new Int32Array(q);
+    let nt = 0;
     for (let j = 0; j < q; j++) {
-      let u = distinct.indexOf(terms[j]);
-      if (u < 0) {
-        u = distinct.length;
-        distinct.push(terms[j]);
-        count.push(0);
+      let u = 0;
+      while (u < nt && distinct[u] !== terms[j]) u++;
+      if (u === nt) {
+        distinct[nt] = terms[j];
+        count[nt] = 0;
+        nt++;
       }
       count[u]++;
       occ[j] = u;
     }
-    const nt = distinct.length;
-    const tables = distinct.map((t) => this.windowMaxOf(t));
-    // Per distinct term: its cursor into its postings (kept across windows) and end.
-    const curOf = new Int32Array(nt);
-    const endOf = new Int32Array(nt);
     for (let u = 0; u < nt; u++) {
       curOf[u] = offsets[distinct[u]];
-      endOf[u] = offsets[distinct[u] + 1];
+      bcurOf[u] = blockStart[distinct[u]];
     }
-    // Per window, sorted position i ↔ distinct term order[i]; the arrays below are by sorted position.
-    const order = Array.from({ length: nt }, (_, u) => u);
-    const ub = new Float64Array(nt);
-    const rank = new Int32Array(nt);
-    const cur = new Int32Array(nt);
-    const end = new Int32Array(nt);
-    const idfs = new Float64Array(nt);
-    const times = new Float64Array(nt);
-    const prefix = new Float64Array(nt);
-    const occRank = new Int32Array(q);
+    memo.fill(NaN, 0, nt * MEMO_SLOTS);
+    mark.fill(-1, 0, nt);
     const F = 1 + (q + 2) * BOUND_SLACK_PER_TERM;
-    // Per chunk of the window (offset from the window's start): bound accumulator, and the window's tag when touched
-    // in this window; per sorted term and chunk: the essential terms' contributions, valid where cellTag is the tag.
-    const span = 1 << this.windowShift;
-    const { partialAt, stamp, cand, cell, cellTag } = this.windowScratch(nt);
-    // The chunk's contribution per sorted term, valid where mark[i] is the chunk.
-    const contrib = new Float64Array(nt);
-    const mark = new Int32Array(nt).fill(-1);
-    // Bounded heap of the best k by the one rule, the worst at the root.
-    const heapDoc = new Int32Array(k);
-    const heapScore = new Float64Array(k);
     let size = 0;
     let theta = -Infinity;
-    for (let x = 0, lo = 0; lo < n; x++, lo += span) {
+    for (let lo = 0; lo < n; lo += span) {
       const hi = Math.min(n, lo + span);
-      for (let u = 0; u < nt; u++) ub[u] = tables[u][x] * count[u];
-      order.sort((a, c) => ub[a] - ub[c] || a - c);
+      // Per term: the largest block maximum among its blocks overlapping [lo, hi).
+      for (let u = 0; u < nt; u++) {
+        const t = distinct[u];
+        const be = blockStart[t + 1];
+        let bc = bcurOf[u];
+        while (bc < be && blockLast[bc] < lo) bc++;
+        bcurOf[u] = bc;
+        let mx = 0;
+        const first = offsets[t] - blockStart[t] * B;
+        for (let j = bc; j < be && postDoc[first + j * B] < hi; j++) {
+          if (blockMax[j] > mx) mx = blockMax[j];
+          if (blockLast[j] >= hi) break;
+        }
+        ub[u] = mx * count[u];
+        order[u] = u;
+      }
+      // Insertion sort by ub ascending, then term: queries have a few distinct terms.
+      for (let a = 1; a < nt; a++) {
+        const u = order[a];
+        let c = a - 1;
+        while (c >= 0 && (ub[order[c]] > ub[u] || (ub[order[c]] === ub[u] && order[c] > u))) {
+          order[c + 1] = order[c];
+          c--;
+        }
+        order[c + 1] = u;
+      }
       let sum = 0;
       for (let i = 0; i < nt; i++) prefix[i] = sum += ub[order[i]];
       if (prefix[nt - 1] * F < theta) continue; // nothing here can enter; cursors are advanced when next needed
       for (let i = 0; i < nt; i++) {
         const u = order[i];
+        const t = distinct[u];
         rank[u] = i;
         cur[i] = curOf[u];
-        end[i] = endOf[u];
-        idfs[i] = this.idf[distinct[u]];
+        end[i] = offsets[t + 1];
+        bcur[i] = bcurOf[u];
+        bend[i] = blockStart[t + 1];
+        bfirst[i] = offsets[t] - blockStart[t] * B;
+        idfs[i] = this.idf[t];
         times[i] = count[u];
       }
       for (let j = 0; j < q; j++) occRank[j] = rank[occ[j]];
       let e = 0;
       while (e < nt && prefix[e] * F < theta) e++;
       const rest = e > 0 ? prefix[e - 1] : 0;
-      // (1) Essential terms, term at a time: bound accumulator and the touched chunks.
+      // (1) Essential terms, term at a time: bound accumulator and the touched positions.
       const tag = this.nextTag();
-      let m = 0;
       for (let i = e; i < nt; i++) {
         let p = this.advance(cur[i], end[i], lo);
         const stop = end[i];
         const idf = idfs[i];
         const c = times[i];
         const row = i * span;
+        const mb = order[i] * MEMO_SLOTS;
         for (; p < stop; p++) {
-          const off = postDoc[p] - lo;
+          const d = postDoc[p];
+          const off = d - lo;
           if (off >= span) break;
-          const w = this.weight(p, idf);
+          const len = lengths[d];
+          const tf = postTf[p];
+          let w: number;
+          if (tf <= MEMO_TFS && len < MEMO_LENGTHS) {
+            const slot = mb + (tf - 1) * MEMO_LENGTHS + len;
+            w = memo[slot];
+            if (w !== w) w = memo[slot] = this.weight(p, idf);
+          } else w = this.weight(p, idf);
           cell[row + off] = w;
           cellTag[row + off] = tag;
-          if (stamp[off] !== tag) {
-            stamp[off] = tag;
+          const word = off >> 5;
+          const bit = 1 << (off & 31);
+          if ((bits[word] & bit) === 0) {
+            bits[word] |= bit;
             partialAt[off] = w * c;
-            cand[m++] = off;
           } else partialAt[off] += w * c;
         }
         cur[i] = p;
       }
-      // (2) Chunks whose bound is below θ are dropped; the rest are taken in position order.
-      let kept = 0;
-      for (let j = 0; j < m; j++) {
-        const off = cand[j];
-        if ((partialAt[off] + rest) * F >= theta) cand[kept++] = off;
+      // (2)-(4) The touched positions in order (the bit set is cleared as it is read).
+      for (let word = 0, words = (span + 31) >> 5; word < words; word++) {
+        let x = bits[word];
+        if (x === 0) continue;
+        bits[word] = 0;
+        while (x !== 0) {
+          const low = x & -x;
+          x ^= low;
+          const off = (word << 5) + 31 - Math.clz32(low);
+          let partial = partialAt[off];
+          if ((partial + rest) * F < theta) continue;
+          const d = lo + off;
+          if (e === 0 && partial * F < theta) continue;
+          // (3) Non-essential terms, largest bound first, while the chunk can still reach θ.
+          let dropped = false;
+          for (let i = e - 1; i >= 0; i--) {
+            const below = i > 0 ? prefix[i - 1] : 0;
+            if ((partial + below + ub[order[i]]) * F < theta) {
+              dropped = true;
+              break;
+            }
+            let bc = bcur[i];
+            const be = bend[i];
+            while (bc < be && blockLast[bc] < d) bc++;
+            bcur[i] = bc;
+            // No block of term i spans d: d is not in its list.
+            if (bc === be || postDoc[bfirst[i] + bc * B] > d) continue;
+            if ((partial + below + blockMax[bc] * times[i]) * F < theta) {
+              dropped = true;
+              break;
+            }
+            const from = bfirst[i] + bc * B; // postings before block bc are all < d
+            const p = this.advance(cur[i] > from ? cur[i] : from, end[i], d);
+            cur[i] = p;
+            if (p < end[i] && postDoc[p] === d) {
+              const tf = postTf[p];
+              const len = lengths[d];
+              let w: number;
+              if (tf <= MEMO_TFS && len < MEMO_LENGTHS) {
+                const slot = order[i] * MEMO_SLOTS + (tf - 1) * MEMO_LENGTHS + len;
+                w = memo[slot];
+                if (w !== w) w = memo[slot] = this.weight(p, idfs[i]);
+              } else w = this.weight(p, idfs[i]);
+              contrib[i] = w;
+              mark[i] = d;
+              partial += w * times[i];
+              cur[i] = p + 1;
+            }
+          }
+          if (dropped) continue;
+          for (let i = e; i < nt; i++) {
+            if (cellTag[i * span + off] === tag) {
+              contrib[i] = cell[i * span + off];
+              mark[i] = d;
+            }
+          }
+          // (4) The score as wink sums it: contributions in query-term order, the first one added to 0.
+          let s = 0;
+          let first = true;
+          for (let jj = 0; jj < q; jj++) {
+            const i = occRank[jj];
+            if (mark[i] !== d) continue;
+            s = first ? contrib[i] + 0 : contrib[i] + s;
+            first = false;
+          }
+          if (size < k) {
+            let h = size++;
+            while (h > 0) {
+              const parent = (h - 1) >> 1;
+              if (!ranksBefore(heapScore[parent], ids[heapDoc[parent]], s, ids[d])) break;
+              heapDoc[h] = heapDoc[parent];
+              heapScore[h] = heapScore[parent];
+              h = parent;
+            }
+            heapDoc[h] = d;
+            heapScore[h] = s;
+          } else if (s > heapScore[0] || (s === heapScore[0] && compareCodePoints(ids[d], ids[heapDoc[0]]) > 0)) {
+            let h = 0;
+            for (;;) {
+              const l = 2 * h + 1;
+              if (l >= k) break;
+              const r = l + 1;
+              const worse = r < k && ranksBefore(heapScore[l], ids[heapDoc[l]], heapScore[r], ids[heapDoc[r]]) ? r : l;
+              if (!ranksBefore(s, ids[d], heapScore[worse], ids[heapDoc[worse]])) break;
+              heapDoc[h] = heapDoc[worse];
+              heapScore[h] = heapScore[worse];
+              h = worse;
+            }
+            heapDoc[h] = d;
+            heapScore[h] = s;
+          } else continue;
+          if (size === k) theta = heapScore[0];
+        }
       }
-      const todo = cand.subarray(0, kept).sort();
-      for (let j = 0; j < kept; j++) {
-        const off = todo[j];
-        const d = lo + off;
-        let partial = partialAt[off];
-        // (3) Non-essential terms, largest bound first, while the chunk can still reach θ (which may have risen
-        // since step 2: i = e − 1 checks (2) again, and with e = 0 the check is made here).
-        if (e === 0 && partial * F < theta) continue;
-        let dropped = false;
-        for (let i = e - 1; i >= 0; i--) {
-          if ((partial + prefix[i]) * F < theta) {
-            dropped = true;
-            break;
-          }
-          const p = this.advance(cur[i], end[i], d);
-          cur[i] = p;
-          if (p < end[i] && postDoc[p] === d) {
-            const w = this.weight(p, idfs[i]);
-            contrib[i] = w;
-            mark[i] = d;
-            partial += w * times[i];
-            cur[i] = p + 1;
-          }
-        }
-        if (dropped) continue;
-        for (let i = e; i < nt; i++) {
-          if (cellTag[i * span + off] === tag) {
-            contrib[i] = cell[i * span + off];
-            mark[i] = d;
-          }
-        }
-        // (4) The score as wink sums it: contributions in query-term order, the first one added to 0.
-        let s = 0;
-        let first = true;
-        for (let jj = 0; jj < q; jj++) {
-          const i = occRank[jj];
-          if (mark[i] !== d) continue;
-          s = first ? contrib[i] + 0 : contrib[i] + s;
-          first = false;
-        }
-        if (size < k) {
-          let h = size++;
-          while (h > 0) {
-            const parent = (h - 1) >> 1;
-            if (!ranksBefore(heapScore[parent], ids[heapDoc[parent]], s, ids[d])) break;
-            heapDoc[h] = heapDoc[parent];
-            heapScore[h] = heapScore[parent];
-            h = parent;
-          }
-          heapDoc[h] = d;
-          heapScore[h] = s;
-        } else if (ranksBefore(s, ids[d], heapScore[0], ids[heapDoc[0]])) {
-          let h = 0;
-          for (;;) {
-            const l = 2 * h + 1;
-            if (l >= k) break;
-            const r = l + 1;
-            const worse = r < k && ranksBefore(heapScore[l], ids[heapDoc[l]], heapScore[r], ids[heapDoc[r]]) ? r : l;
-            if (!ranksBefore(s, ids[d], heapScore[worse], ids[heapDoc[worse]])) break;
-            heapDoc[h] = heapDoc[worse];
-            heapScore[h] = heapScore[worse];
-            h = worse;
-          }
-          heapDoc[h] = d;
-          heapScore[h] = s;
-        } else continue;
-        if (size === k) theta = heapScore[0];
+      for (let i = 0; i < nt; i++) {
+        curOf[order[i]] = cur[i];
+        bcurOf[order[i]] = bcur[i];
       }
-      for (let i = 0; i < nt; i++) curOf[order[i]] = cur[i];
     }
     const out: Hit[] = new Array<Hit>(size);
     for (let i = 0; i < size; i++) out[i] = { id: ids[heapDoc[i]], score: heapScore[i] };
@@ -1056,38 +1176,46 @@ class CompactBm25 implements KeywordIndex {
   }
 
   /**
-   * Scratch of the MaxScore search for `nt` distinct query terms, reused by every search (searches are synchronous):
-   * per chunk of a window its bound accumulator, tag and candidate slot (20 bytes), per term and chunk of a window a
-   * contribution and its tag (12 bytes); grown to the longest query seen.
+   * Scratch of the MaxScore search for queries of up to `q` term occurrences and depth `k`, reused by every search
+   * (searches are synchronous) and grown when a longer query or a larger k comes: per window position its bound
+   * accumulator (8 bytes) and a bit; per term and window position a contribution and its tag (12 bytes); per term
+   * {@link MEMO_SLOTS} memoised contributions (32 KB); the heap (12 bytes per k).
    */
-  private windowScratch(nt: number): { partialAt: Float64Array; stamp: Int32Array; cand: Int32Array; cell: Float64Array; cellTag: Int32Array } {
+  private searchScratch(q: number, k: number): SearchScratch {
     const span = 1 << this.windowShift;
     let sc = this.scratch;
-    if (sc === undefined || sc.cell.length < nt * span || sc.stamp.length !== span) {
-      const terms = Math.max(nt, 16, sc === undefined ? 0 : Math.floor((2 * sc.cell.length) / span));
+    if (sc === undefined || sc.q < q) {
+      const terms = Math.max(q, 16, sc === undefined ? 0 : 2 * sc.q);
+      const heap = sc === undefined ? Math.max(k, 16) : sc.heapDoc.length;
       sc = this.scratch = {
-        partialAt: new Float64Array(span),
-        stamp: new Int32Array(span),
-        cand: new Int32Array(span),
-        cell: new Float64Array(terms * span),
-        cellTag: new Int32Array(terms * span),
+        q: terms,
+        distinct: new Int32Array(terms), count: new Int32Array(terms), occ: new Int32Array(terms), order: new Int32Array(terms),
+        ub: new Float64Array(terms), rank: new Int32Array(terms), cur: new Int32Array(terms), end: new Int32Array(terms),
+        bcur: new Int32Array(terms), bend: new Int32Array(terms), bfirst: new Int32Array(terms), idfs: new Float64Array(terms),
+        times: new Float64Array(terms), prefix: new Float64Array(terms), occRank: new Int32Array(terms),
+        curOf: new Int32Array(terms), bcurOf: new Int32Array(terms), contrib: new Float64Array(terms), mark: new Int32Array(terms),
+        heapDoc: new Int32Array(heap), heapScore: new Float64Array(heap),
+        memo: new Float64Array(terms * MEMO_SLOTS),
+        partialAt: new Float64Array(span), bits: new Int32Array((span + 31) >> 5),
+        cell: new Float64Array(terms * span), cellTag: new Int32Array(terms * span),
       };
       this.tag = 0;
+    }
+    if (sc.heapDoc.length < k) {
+      sc.heapDoc = new Int32Array(Math.max(k, 2 * sc.heapDoc.length));
+      sc.heapScore = new Float64Array(sc.heapDoc.length);
     }
     return sc;
   }
 
-  /** A tag (≥ 1) no window of any earlier search used: a fresh start for the scratch's stamps. */
+  /** A tag (≥ 1) no window of any earlier search used: a fresh start for the scratch's cell tags. */
   private nextTag(): number {
     if (this.tag === 0x7fffffff) {
-      const sc = this.scratch as { stamp: Int32Array; cellTag: Int32Array };
-      sc.stamp.fill(0);
-      sc.cellTag.fill(0);
+      (this.scratch as SearchScratch).cellTag.fill(0);
       this.tag = 0;
     }
     return ++this.tag;
   }
-
   /** The first posting position in [p, stop) whose chunk is ≥ d (stop when none): galloping then binary search. */
   private advance(p: number, stop: number, d: number): number {
     const { postDoc } = this;

@@ -107,7 +107,12 @@ function stemTerm(term: string): string {
 /** Steps 6–8 for one word of a compound, memoised (a pure function of the word): its term, or '' when dropped. */
 const wordMemo = new Map<string, string>();
 
-function wordTerm(word: string): string {
+/**
+ * Steps 6–8 for one lower-case word (letters/digits with inner apostrophes, no connector): its term, or '' when it
+ * is dropped (a stop word, before or after apostrophe stripping). Exported for the BM25 build's scanner
+ * (bm25-analyse.ts), which caches it per word; not part of the package's API.
+ */
+export function wordTerm(word: string): string {
   let term = wordMemo.get(word);
   if (term === undefined) {
     term = '';

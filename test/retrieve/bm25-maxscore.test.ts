@@ -3,7 +3,8 @@
  * replaces (`topK: 'exhaustive'`, every posting scored: the reference that bm25-parity.test.ts proves equal to wink):
  * identical id lists and bit-equal scores (Object.is) on every query of SciFact and TREC-DL 2019 5k at depths 1, 10
  * and 100, and on random corpora built for ties (tiny vocabulary, repeated texts, repeated query terms, ids whose
- * code-unit and code-point orders disagree) against the exhaustive search and a brute-force oracle. Named cases pin
+ * code-unit and code-point orders disagree) against the exhaustive search and a brute-force oracle, over MaxScore
+ * windows of 1, 2, 8 and the default and block-max blocks of 1, 2, 3, 5 postings and the default. Named cases pin
  * the safety rules: a chunk tied with the k-th on score but with a greater id is not pruned, and a term repeated in
  * the query counts as often in the bounds as in the score. Real-data cases are skipped when ../shared/datasets is absent.
  */
@@ -84,12 +85,41 @@ describe("topK 'auto' (the default: MaxScore from MAXSCORE_MIN_CHUNKS chunks on,
   });
 });
 
-/** The exhaustive reference and the pruned search on the same chunks (windows of `window` chunk positions). */
-function both(chunks: readonly Chunk[], p?: { k1: number; b: number }, window?: number): [KeywordIndex, KeywordIndex] {
-  return [buildCompactBm25Index(chunks, p, { topK: 'exhaustive' }), buildCompactBm25Index(chunks, p, { ...MAXSCORE, maxScoreWindowDocs: window })];
+/**
+ * The exhaustive reference and the pruned search on the same chunks (windows of `window` chunk positions, block-max
+ * blocks of `blocks` postings).
+ */
+function both(chunks: readonly Chunk[], p?: { k1: number; b: number }, window?: number, blocks?: number): [KeywordIndex, KeywordIndex] {
+  return [
+    buildCompactBm25Index(chunks, p, { topK: 'exhaustive' }),
+    buildCompactBm25Index(chunks, p, { ...MAXSCORE, maxScoreWindowDocs: window, blockMaxPostings: blocks }),
+  ];
 }
 /** MaxScore windows: 1, 2, 8 chunk positions (many windows, many skipped) and the default (one window here). */
 const windows = fc.constantFrom(1, 2, 8, undefined);
+/** Block-max blocks: 1, 2, 3 postings (many blocks, blocks straddling windows) and the default (one block here). */
+const blockSizes = fc.constantFrom(1, 2, 3, undefined);
+
+describe('MaxScore memoises contributions by (tf, chunk length) only where that is all they depend on', () => {
+  // Chunks around the memo's limits (tf 8 and 9, lengths 511 and 512 terms, tf 300: the side map of tf >= 255), among
+  // filler chunks so that "seal" is not in every chunk; every depth from 1 to 10.
+  it('same ids and bit-equal scores as the exhaustive search across the limits', () => {
+    const words = (w: string, n: number): string => Array.from({ length: n }, () => w).join(' ');
+    const texts = [
+      words('seal', 8), words('seal', 9), `${words('seal', 1)} ${words('kit', 510)}`, `${words('seal', 1)} ${words('kit', 511)}`,
+      `${words('seal', 2)} ${words('pump', 600)}`, words('seal', 300), 'seal pump', 'seal', 'kit pump',
+      ...Array.from({ length: 12 }, (_, i) => `filler${i} valve`),
+    ];
+    const chunks = texts.map((t, i) => chunk(`c${String(i).padStart(2, '0')}`, t));
+    for (const blocks of [1, 2, undefined]) {
+      const [exhaustive, pruned] = both(chunks, undefined, 2, blocks);
+      for (const q of ['seal', 'seal kit', 'seal seal pump valve', 'kit pump']) {
+        for (let k = 1; k <= 10; k++) expect(difference(pruned.search(q, k), exhaustive.search(q, k))).toBe('');
+      }
+      expect(exhaustive.search('seal', 10)).toHaveLength(8); // every "seal" chunk matched: the comparison is not vacuous
+    }
+  });
+});
 
 // Corpora built for ties: 5 words, short texts, many repeats; up to 60 chunks so that k is often far below the
 // number of matches (where pruning happens). Ids mix characters whose code-unit and code-point orders disagree.
@@ -130,8 +160,8 @@ function oracle(chunks: readonly Chunk[], p: { k1: number; b: number }, q: strin
 describe('MaxScore equals the exhaustive search and the brute-force oracle on random corpora with many ties', () => {
   it('same ids, bit-equal scores, for any corpus, parameters, k and queries (several queries on one index)', () => {
     fc.assert(
-      fc.property(corpus, params, windows, fc.array(query, { minLength: 1, maxLength: 4 }), fc.nat(12), (chunks, p, window, queries, k) => {
-        const [exhaustive, pruned] = both(chunks, p, window);
+      fc.property(corpus, params, windows, blockSizes, fc.array(query, { minLength: 1, maxLength: 4 }), fc.nat(12), (chunks, p, window, blocks, queries, k) => {
+        const [exhaustive, pruned] = both(chunks, p, window, blocks);
         for (const q of queries) {
           const want = exhaustive.search(q, k);
           expect(difference(pruned.search(q, k), want)).toBe('');
@@ -144,8 +174,8 @@ describe('MaxScore equals the exhaustive search and the brute-force oracle on ra
 
   it('searchBatch at depths 1, 2, 3 and 10 on one index', () => {
     fc.assert(
-      fc.property(corpus, windows, fc.array(query, { minLength: 1, maxLength: 5 }), (chunks, window, queries) => {
-        const [exhaustive, pruned] = both(chunks, undefined, window);
+      fc.property(corpus, windows, blockSizes, fc.array(query, { minLength: 1, maxLength: 5 }), (chunks, window, blocks, queries) => {
+        const [exhaustive, pruned] = both(chunks, undefined, window, blocks);
         for (const k of [1, 2, 3, 10]) {
           const want = exhaustive.searchBatch(queries, k);
           pruned.searchBatch(queries, k).forEach((hits, i) => expect(difference(hits, want[i])).toBe(''));
@@ -170,10 +200,11 @@ async function compareAll(root: string): Promise<{ queries: number; hits: number
   const chunks = docs.map((d) => chunk(`${d.id}#0`, d.text));
   const queries = allQueries(root);
   const exhaustive = buildCompactBm25Index(chunks, {}, { topK: 'exhaustive' });
-  // The pruned search (forced: these indexes are below MAXSCORE_MIN_CHUNKS) with the default windows and with windows of 256 chunk positions (20 windows here).
+  // The pruned search (forced: these indexes are below MAXSCORE_MIN_CHUNKS) with the default windows and blocks, and
+  // with windows of 256 chunk positions (20 windows here) and block-max blocks of 5 postings.
   const pruned: [string, KeywordIndex][] = [
     ['default windows', buildCompactBm25Index(chunks, {}, MAXSCORE)],
-    ['windows of 256', buildCompactBm25Index(chunks, {}, { ...MAXSCORE, maxScoreWindowDocs: 256 })],
+    ['windows of 256, blocks of 5', buildCompactBm25Index(chunks, {}, { ...MAXSCORE, maxScoreWindowDocs: 256, blockMaxPostings: 5 })],
   ];
   const mismatches: string[] = [];
   let hits = 0;
