@@ -26,6 +26,9 @@
  * after every child. `--child-timeout S` stops a child after S seconds (SIGTERM, SIGKILL 10 s later) and records a row
  * with `error` naming its last progress line, its peak RSS and CPU seconds per thread name read from /proc before the
  * stop (LanceDB's threads are `lance-cpu` and `tokio-rt-worker`); a failed or stopped child does not stop the others.
+ * LanceDB rows also get `lancedb_build_seconds` (LanceDB's table write + index build alone, from the manifest).
+ * `--reuse-embeddings` copies the first finished semantic child's embedding cache into the later semantic children's
+ * fresh caches (rows marked `embeddings_reused`): at 1M documents each child would otherwise embed the corpus again.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -163,11 +166,21 @@ interface EngineRow {
   sweep_seconds: number;
   'ndcg@10': number | null;
   'ann_recall@10': number | null;
+  /** LanceDB rows: LanceDB's own build seconds (table write + index build; no embedding), from the unit's describe(). */
+  lancedb_build_seconds?: number;
+  /** True when the child found every document vector in an embedding cache copied from an earlier child (--reuse-embeddings). */
+  embeddings_reused?: boolean;
   /** CPU seconds of the child, all threads (user + system). */
   cpu_seconds?: number;
   /** A stopped child's CPU seconds per thread name (`node`, LanceDB's `lance-cpu` and `tokio-rt-worker`, …). */
   cpu_seconds_by_thread?: Record<string, number>;
   error?: string;
+}
+
+/** One LanceDB unit in the manifest (`lancedbFts[]`, `embeddings[].lancedb[]`): its describe() when it was built. */
+interface LanceUnitInfo {
+  unit: string;
+  describe?: { buildSeconds?: number; writeSeconds?: number; index?: { buildSeconds?: number } };
 }
 
 /** An `--engines` child: one sweep with one engine's rows; prints one JSON line of EngineRow (without documents). */
@@ -203,6 +216,13 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
     },
   });
   const sweepSeconds = (performance.now() - t0) / 1000;
+  // LanceDB's own build seconds per unit (table write + index), from the manifest's describe() of each LanceDB unit.
+  const lanceSeconds = new Map<string, number>();
+  const manifest = result.manifest as { lancedbFts?: LanceUnitInfo[]; embeddings?: { lancedb?: LanceUnitInfo[] }[] };
+  for (const u of [...(manifest.lancedbFts ?? []), ...(manifest.embeddings ?? []).flatMap((e) => e.lancedb ?? [])]) {
+    const d = u.describe;
+    if (d) lanceSeconds.set(u.unit, (d.buildSeconds ?? 0) + (d.writeSeconds ?? 0) + (d.index?.buildSeconds ?? 0));
+  }
   const usage = process.resourceUsage();
   const peak = usage.maxRSS / 1024;
   const cpuSeconds = +((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(1);
@@ -217,6 +237,7 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
         peak_rss_mb: Math.round(peak),
         sweep_seconds: +sweepSeconds.toFixed(1),
         cpu_seconds: cpuSeconds,
+        ...(lanceSeconds.has(c.config.id.replace(/\.k10$/, '')) ? { lancedb_build_seconds: +lanceSeconds.get(c.config.id.replace(/\.k10$/, ''))!.toFixed(2) } : {}),
         'ndcg@10': c.status === 'ok' ? +c.means['ndcg@10'].toFixed(4) : null,
         'ann_recall@10': c.means['ann_recall@10'] !== undefined ? +c.means['ann_recall@10'].toFixed(3) : null,
         ...(c.error ? { error: c.error } : {}),
@@ -263,14 +284,21 @@ async function runEngines(
   engines: Engine[],
   keep: boolean,
   timeoutSeconds: number | undefined,
+  reuseEmbeddings: boolean,
   onRows: (rows: EngineRow[]) => void,
 ): Promise<EngineRow[]> {
   const rows: EngineRow[] = [];
   const glove = path.join(dir, 'glove-shared');
+  let embeddings: string | undefined; // embeddings.sqlite of the first semantic child that finished
   for (const engine of engines) {
     const cache = path.join(dir, `cache-${n}-${engine}`);
     rmSync(cache, { recursive: true, force: true });
     mkdirSync(cache, { recursive: true });
+    const semantic = engine !== 'bm25' && engine !== 'lancedb-fts';
+    const reused = reuseEmbeddings && semantic && embeddings !== undefined;
+    if (reused)
+      for (const suffix of ['', '-wal'])
+        if (existsSync(embeddings! + suffix)) copyFileSync(embeddings! + suffix, path.join(cache, `embeddings.sqlite${suffix}`));
     // The glove-100d binary table is a one-time conversion of the model file, not part of any engine's cost.
     mkdirSync(path.join(glove, 'glove-100d'), { recursive: true });
     symlinkSync(path.join(glove, 'glove-100d'), path.join(cache, 'glove-100d'));
@@ -298,7 +326,16 @@ async function runEngines(
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     if (timer) clearTimeout(timer);
     const these: EngineRow[] = [];
-    if (code === 0 && !stopped) for (const line of stdout.trim().split('\n')) these.push({ documents: n, ...(JSON.parse(line) as Omit<EngineRow, 'documents'>) });
+    if (code === 0 && !stopped) {
+      for (const line of stdout.trim().split('\n'))
+        these.push({ documents: n, ...(JSON.parse(line) as Omit<EngineRow, 'documents'>), ...(reused ? { embeddings_reused: true } : {}) });
+      const file = path.join(cache, 'embeddings.sqlite');
+      if (reuseEmbeddings && semantic && embeddings === undefined && existsSync(file)) {
+        // the main file and, if the child left one, its write-ahead log (SQLite replays it on open)
+        embeddings = path.join(dir, `embeddings-${n}.sqlite`);
+        for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) copyFileSync(file + suffix, embeddings + suffix);
+      }
+    }
     else
       these.push({
         documents: n,
@@ -333,6 +370,7 @@ async function main(): Promise<void> {
     .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
     .option('--modes <list>', 'modes of the grid (a subset, for diagnosis)', 'keyword,semantic,hybrid')
     .option('--engines <list>', 'time these engines one child each instead (bm25,lancedb-fts,memory,lancedb,lancedb-ivfpq)')
+    .option('--reuse-embeddings', 'with --engines: semantic children after the first start from its embedding cache (build seconds then exclude embedding)')
     .option('--child-timeout <seconds>', 'with --engines: stop a child after this many seconds and record where it was')
     .option('--engine <name>', '(internal) the engine of an --engines child')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
@@ -351,6 +389,7 @@ async function main(): Promise<void> {
     engines?: string;
     engine?: string;
     childTimeout?: string;
+    reuseEmbeddings?: boolean;
   }>();
   if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine);
   if (o.child) return child(o.child, o.cache!, o.modes.split(','));
@@ -373,7 +412,7 @@ async function main(): Promise<void> {
       const save = (rows: EngineRow[]) =>
         writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: [...engineRows, ...rows] }, null, 2) + '\n');
       const timeout = o.childTimeout === undefined ? undefined : Number(o.childTimeout);
-      engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep), timeout, save)));
+      engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep), timeout, Boolean(o.reuseEmbeddings), save)));
       continue;
     }
     const cache = path.join(dir, `cache-${n}`);
