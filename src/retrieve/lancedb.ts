@@ -68,6 +68,8 @@ export interface LancedbRetrieverOptions {
   index?: LancedbIndexSetting;
   /** Chunks embedded and written per Arrow record batch, integer ≥ 1. Default 4096. */
   writeBatchSize?: number;
+  /** Query vectors per LanceDB call, integer ≥ 1. Default {@link lancedbQueryGroup} (by index type and rows). */
+  queryGroup?: number;
   /**
    * Progress of this retriever's own work, for the stall watchdog: called from LanceDB's write-progress callbacks and
    * after each written batch, during the IVF-PQ build whenever LanceDB's own threads work or the index's folder grows
@@ -95,8 +97,21 @@ export interface LancedbDescription extends Record<string, unknown> {
 
 const DEFAULT_WRITE_BATCH = 4096;
 const DEFAULT_NPROBES = 20;
-/** Query vectors sent to LanceDB in one query (`addQueryVector`). */
+/** Query vectors sent to LanceDB in one query (`addQueryVector`), at most. */
 const QUERY_GROUP = 32;
+/**
+ * Flat (exact) search: a group of g query vectors over n rows runs g full scans in one plan and holds their decoded
+ * batches together, about 470 bytes per (row × query vector) measured at n = 200,000 (16 vectors: peak RSS 1.8 GB
+ * against 0.3 GB one at a time, and 1.2-5× the CPU; issue 26). So a flat group is cut to keep g × n ≤ this many rows
+ * (about 235 MB): 32 vectors up to 15,625 rows (SciFact: 32), 2 at 200,000, 1 from 250,001 on.
+ */
+const FLAT_GROUP_ROWS = 500_000;
+
+/** Query vectors per LanceDB call: {@link QUERY_GROUP} for an index, ⌊FLAT_GROUP_ROWS / n⌋ in [1, 32] for flat search. */
+export function lancedbQueryGroup(indexType: 'flat' | 'ivf_pq', rows: number): number {
+  if (indexType !== 'flat') return QUERY_GROUP;
+  return Math.max(1, Math.min(QUERY_GROUP, Math.floor(FLAT_GROUP_ROWS / Math.max(1, rows))));
+}
 /** PQ codebooks have 2^8 centroids per sub-vector; LanceDB needs at least that many rows to train them. */
 const MIN_PQ_ROWS = 256;
 
@@ -316,6 +331,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
   const setting: LancedbIndexSetting = options.index ?? { type: 'flat' };
   const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
   checkInt('writeBatchSize', writeBatch, 1);
+  checkInt('queryGroup', options.queryGroup, 1);
   const onProgress = options.onProgress;
   const addOptions = progressAddOptions(onProgress);
   if (setting.type !== 'flat' && setting.type !== 'ivf_pq')
@@ -417,7 +433,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
       index = { type: 'ivf_pq', partitions, subVectors, nprobes, refineFactor: setting.refineFactor ?? null, reused: built.reused, buildSeconds: built.seconds };
     }
 
-    /** One LanceDB query for up to QUERY_GROUP vectors (`addQueryVector`; rows carry `query_index` when > 1). */
+    /** One LanceDB query for a group of vectors ({@link lancedbQueryGroup}; `addQueryVector`; rows carry `query_index` when > 1). */
     const searchGroup = async (vs: readonly Float32Array[], depth: number): Promise<RetrievedHit[][]> => {
       const out: RetrievedHit[][] = vs.map(() => []);
       if (table === undefined) return out;
@@ -461,9 +477,10 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         'query',
       );
       const out: RetrievedHit[][] = [];
-      for (let i = 0; i < qv.length; i += QUERY_GROUP) {
+      const group = options.queryGroup ?? lancedbQueryGroup(index.type, n);
+      for (let i = 0; i < qv.length; i += group) {
         signal.throwIfAborted();
-        out.push(...(await searchGroup(qv.slice(i, i + QUERY_GROUP), depth)));
+        out.push(...(await searchGroup(qv.slice(i, i + group), depth)));
         onProgress?.();
       }
       return out;
