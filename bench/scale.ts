@@ -209,10 +209,17 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
     cacheDir,
   });
   const t0 = performance.now();
+  const lastProgress = new Map<string, number>();
   const { result } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
-      if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${((performance.now() - t0) / 1000).toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
+      const at = (performance.now() - t0) / 1000;
+      if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
+      // Counted progress too, at most one line per stage every 30 s (and its last), so a long stage shows where it is.
+      if (e.kind === 'progress' && (e.done === e.total || at - (lastProgress.get(e.stage) ?? -Infinity) >= 30)) {
+        lastProgress.set(e.stage, at);
+        process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.stage} ${e.done}/${e.total}\n`);
+      }
     },
   });
   const sweepSeconds = (performance.now() - t0) / 1000;
