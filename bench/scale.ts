@@ -22,10 +22,16 @@
  * in-memory), `lancedb` (exact through LanceDB) and `lancedb-ivfpq` (two rows on one IVF-PQ index: LanceDB's default
  * parameters, and the same with refineFactor 10; ann_recall@10 against exact lists the sweep computes for it). Per row:
  * build seconds (semantic: embedding + table/index build), queries/s (300 questions, semantic: query embedding
- * included), peak RSS of the child, nDCG@10 and, for IVF-PQ, ann_recall@10. Writes DIR/engines.json.
+ * included), peak RSS and CPU seconds of the child, nDCG@10 and, for IVF-PQ, ann_recall@10. Writes DIR/engines.json
+ * after every child. `--child-timeout S` stops a child after S seconds (SIGTERM, SIGKILL 10 s later) and records a row
+ * with `error` naming its last progress line, its peak RSS and CPU seconds per thread name read from /proc before the
+ * stop (LanceDB's threads are `lance-cpu` and `tokio-rt-worker`); a failed or stopped child does not stop the others.
+ * LanceDB rows also get `lancedb_build_seconds` (LanceDB's table write + index build alone, from the manifest).
+ * `--reuse-embeddings` copies the first finished semantic child's embedding cache into the later semantic children's
+ * fresh caches (rows marked `embeddings_reused`): at 1M documents each child would otherwise embed the corpus again.
  */
-import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
@@ -160,7 +166,21 @@ interface EngineRow {
   sweep_seconds: number;
   'ndcg@10': number | null;
   'ann_recall@10': number | null;
+  /** LanceDB rows: LanceDB's own build seconds (table write + index build; no embedding), from the unit's describe(). */
+  lancedb_build_seconds?: number;
+  /** True when the child found every document vector in an embedding cache copied from an earlier child (--reuse-embeddings). */
+  embeddings_reused?: boolean;
+  /** CPU seconds of the child, all threads (user + system). */
+  cpu_seconds?: number;
+  /** A stopped child's CPU seconds per thread name (`node`, LanceDB's `lance-cpu` and `tokio-rt-worker`, …). */
+  cpu_seconds_by_thread?: Record<string, number>;
   error?: string;
+}
+
+/** One LanceDB unit in the manifest (`lancedbFts[]`, `embeddings[].lancedb[]`): its describe() when it was built. */
+interface LanceUnitInfo {
+  unit: string;
+  describe?: { buildSeconds?: number; writeSeconds?: number; index?: { buildSeconds?: number } };
 }
 
 /** An `--engines` child: one sweep with one engine's rows; prints one JSON line of EngineRow (without documents). */
@@ -189,14 +209,30 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
     cacheDir,
   });
   const t0 = performance.now();
+  const lastProgress = new Map<string, number>();
   const { result } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
-      if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${((performance.now() - t0) / 1000).toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
+      const at = (performance.now() - t0) / 1000;
+      if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
+      // Counted progress too, at most one line per stage every 30 s (and its last), so a long stage shows where it is.
+      if (e.kind === 'progress' && (e.done === e.total || at - (lastProgress.get(e.stage) ?? -Infinity) >= 30)) {
+        lastProgress.set(e.stage, at);
+        process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.stage} ${e.done}/${e.total}\n`);
+      }
     },
   });
   const sweepSeconds = (performance.now() - t0) / 1000;
-  const peak = process.resourceUsage().maxRSS / 1024;
+  // LanceDB's own build seconds per unit (table write + index), from the manifest's describe() of each LanceDB unit.
+  const lanceSeconds = new Map<string, number>();
+  const manifest = result.manifest as { lancedbFts?: LanceUnitInfo[]; embeddings?: { lancedb?: LanceUnitInfo[] }[] };
+  for (const u of [...(manifest.lancedbFts ?? []), ...(manifest.embeddings ?? []).flatMap((e) => e.lancedb ?? [])]) {
+    const d = u.describe;
+    if (d) lanceSeconds.set(u.unit, (d.buildSeconds ?? 0) + (d.writeSeconds ?? 0) + (d.index?.buildSeconds ?? 0));
+  }
+  const usage = process.resourceUsage();
+  const peak = usage.maxRSS / 1024;
+  const cpuSeconds = +((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(1);
   for (const c of result.configs)
     process.stdout.write(
       JSON.stringify({
@@ -207,6 +243,8 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
         queries_per_second: +(c.meanQueryMs > 0 ? 1000 / c.meanQueryMs : 0).toFixed(1),
         peak_rss_mb: Math.round(peak),
         sweep_seconds: +sweepSeconds.toFixed(1),
+        cpu_seconds: cpuSeconds,
+        ...(lanceSeconds.has(c.config.id.replace(/\.k10$/, '')) ? { lancedb_build_seconds: +lanceSeconds.get(c.config.id.replace(/\.k10$/, ''))!.toFixed(2) } : {}),
         'ndcg@10': c.status === 'ok' ? +c.means['ndcg@10'].toFixed(4) : null,
         'ann_recall@10': c.means['ann_recall@10'] !== undefined ? +c.means['ann_recall@10'].toFixed(3) : null,
         ...(c.error ? { error: c.error } : {}),
@@ -214,28 +252,115 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
     );
 }
 
-/** Runs one `--engines` child per engine on corpus `folder` (fresh cache each, the glove table shared). */
-function runEngines(dir: string, folder: string, n: number, engines: Engine[], keep: boolean): EngineRow[] {
+/** What /proc says about a running child (Linux; empty elsewhere): peak RSS, CPU seconds, and CPU seconds per thread name. */
+function procSnapshot(pid: number): { peak_rss_mb?: number; cpu_seconds?: number; cpu_seconds_by_thread?: Record<string, number> } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    const byThread: Record<string, number> = {};
+    let total = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const sec = (Number(f[11]) + Number(f[12])) / 100; // utime + stime, USER_HZ ticks
+      byThread[name] = +((byThread[name] ?? 0) + sec).toFixed(2);
+      total += sec;
+    }
+    return { ...(hwm ? { peak_rss_mb: Math.round(Number(hwm[1]) / 1024) } : {}), cpu_seconds: +total.toFixed(2), cpu_seconds_by_thread: byThread };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Runs one `--engines` child per engine on corpus `folder` (fresh cache each, the glove table shared). A child that
+ * fails or runs longer than `timeoutSeconds` (then stopped: SIGTERM, SIGKILL 10 s later) gives one row with `error`
+ * saying where it was (its last progress line) and what it had used (peak RSS, CPU seconds per thread name, read from
+ * /proc just before the stop); the next engine still runs. `onRows` gets the rows so far after each child (to save them).
+ */
+async function runEngines(
+  dir: string,
+  folder: string,
+  n: number,
+  engines: Engine[],
+  keep: boolean,
+  timeoutSeconds: number | undefined,
+  reuseEmbeddings: boolean,
+  onRows: (rows: EngineRow[]) => void,
+): Promise<EngineRow[]> {
   const rows: EngineRow[] = [];
   const glove = path.join(dir, 'glove-shared');
+  let embeddings: string | undefined; // embeddings.sqlite of the first semantic child that finished
   for (const engine of engines) {
     const cache = path.join(dir, `cache-${n}-${engine}`);
     rmSync(cache, { recursive: true, force: true });
     mkdirSync(cache, { recursive: true });
+    const semantic = engine !== 'bm25' && engine !== 'lancedb-fts';
+    const reused = reuseEmbeddings && semantic && embeddings !== undefined;
+    if (reused)
+      for (const suffix of ['', '-wal'])
+        if (existsSync(embeddings! + suffix)) copyFileSync(embeddings! + suffix, path.join(cache, `embeddings.sqlite${suffix}`));
     // The glove-100d binary table is a one-time conversion of the model file, not part of any engine's cost.
     mkdirSync(path.join(glove, 'glove-100d'), { recursive: true });
     symlinkSync(path.join(glove, 'glove-100d'), path.join(cache, 'glove-100d'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--engine', engine], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--engine', engine], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    if (r.status !== 0) throw new Error(`the ${engine} sweep on ${n} documents failed (exit ${r.status})`);
-    for (const line of r.stdout.trim().split('\n')) {
-      const row = { documents: n, ...(JSON.parse(line) as Omit<EngineRow, 'documents'>) };
-      rows.push(row);
-      process.stderr.write(`${n} ${JSON.stringify(row)}\n`);
+    let stdout = '';
+    let lastLine = '(no progress line yet)';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      process.stderr.write(d);
+      const lines = d.split('\n').filter((l) => l.trim());
+      if (lines.length > 0) lastLine = lines[lines.length - 1].trim();
+    });
+    let stopped: (ReturnType<typeof procSnapshot> & { after_seconds: number; last_line: string }) | undefined;
+    const timer =
+      timeoutSeconds === undefined
+        ? undefined
+        : setTimeout(() => {
+            stopped = { ...procSnapshot(child.pid!), after_seconds: Math.round((performance.now() - t0) / 1000), last_line: lastLine };
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+          }, timeoutSeconds * 1000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    if (timer) clearTimeout(timer);
+    const these: EngineRow[] = [];
+    if (code === 0 && !stopped) {
+      for (const line of stdout.trim().split('\n'))
+        these.push({ documents: n, ...(JSON.parse(line) as Omit<EngineRow, 'documents'>), ...(reused ? { embeddings_reused: true } : {}) });
+      const file = path.join(cache, 'embeddings.sqlite');
+      if (reuseEmbeddings && semantic && embeddings === undefined && existsSync(file)) {
+        // the main file and, if the child left one, its write-ahead log (SQLite replays it on open)
+        embeddings = path.join(dir, `embeddings-${n}.sqlite`);
+        for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) copyFileSync(file + suffix, embeddings + suffix);
+      }
     }
+    else
+      these.push({
+        documents: n,
+        engine,
+        row: `(${engine} child ${stopped ? `stopped after ${stopped.after_seconds} s` : `exit ${code}`})`,
+        build_seconds: NaN,
+        queries: 0,
+        queries_per_second: 0,
+        peak_rss_mb: stopped?.peak_rss_mb ?? NaN,
+        sweep_seconds: +((performance.now() - t0) / 1000).toFixed(1),
+        'ndcg@10': null,
+        'ann_recall@10': null,
+        ...(stopped ? { cpu_seconds: stopped.cpu_seconds, cpu_seconds_by_thread: stopped.cpu_seconds_by_thread } : {}),
+        error: stopped ? `stopped after ${stopped.after_seconds} s (--child-timeout ${timeoutSeconds}); last line: ${stopped.last_line}` : `exit ${code}; last line: ${lastLine}`,
+      });
+    for (const row of these) process.stderr.write(`${n} ${JSON.stringify(row)}\n`);
+    rows.push(...these);
+    onRows(rows);
     if (!keep) rmSync(cache, { recursive: true, force: true });
   }
   return rows;
@@ -252,6 +377,8 @@ async function main(): Promise<void> {
     .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
     .option('--modes <list>', 'modes of the grid (a subset, for diagnosis)', 'keyword,semantic,hybrid')
     .option('--engines <list>', 'time these engines one child each instead (bm25,lancedb-fts,memory,lancedb,lancedb-ivfpq)')
+    .option('--reuse-embeddings', 'with --engines: semantic children after the first start from its embedding cache (build seconds then exclude embedding)')
+    .option('--child-timeout <seconds>', 'with --engines: stop a child after this many seconds and record where it was')
     .option('--engine <name>', '(internal) the engine of an --engines child')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder');
@@ -268,6 +395,8 @@ async function main(): Promise<void> {
     cache?: string;
     engines?: string;
     engine?: string;
+    childTimeout?: string;
+    reuseEmbeddings?: boolean;
   }>();
   if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine);
   if (o.child) return child(o.child, o.cache!, o.modes.split(','));
@@ -287,8 +416,10 @@ async function main(): Promise<void> {
     process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
     if (o.corporaOnly) continue;
     if (o.engines) {
-      engineRows.push(...runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep)));
-      writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: engineRows }, null, 2) + '\n');
+      const save = (rows: EngineRow[]) =>
+        writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: [...engineRows, ...rows] }, null, 2) + '\n');
+      const timeout = o.childTimeout === undefined ? undefined : Number(o.childTimeout);
+      engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep), timeout, Boolean(o.reuseEmbeddings), save)));
       continue;
     }
     const cache = path.join(dir, `cache-${n}`);

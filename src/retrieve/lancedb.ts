@@ -33,6 +33,7 @@ import { HarnessError } from '../errors.js';
 import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import type { Chunk, Hit } from '../types.js';
 import type { Embedder } from './builtin.js';
+import { watchNativeCall } from './native-work.js';
 import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, RetrieverQuestion } from './retriever.js';
 
 type LanceModule = typeof import('@lancedb/lancedb');
@@ -68,7 +69,13 @@ export interface LancedbRetrieverOptions {
   index?: LancedbIndexSetting;
   /** Chunks embedded and written per Arrow record batch, integer ≥ 1. Default 4096. */
   writeBatchSize?: number;
-  /** Called after each written batch and while an index build keeps the process busy (see {@link reportWhileBusy}). */
+  /** Query vectors per LanceDB call, integer ≥ 1. Default {@link lancedbQueryGroup} (by index type and rows). */
+  queryGroup?: number;
+  /**
+   * Progress of this retriever's own work, for the stall watchdog: called from LanceDB's write-progress callbacks and
+   * after each written batch, during the IVF-PQ build whenever LanceDB's own threads work or the index's folder grows
+   * ({@link watchNativeCall}; not when other work of the process keeps it busy), and after each query group.
+   */
   onProgress?: () => void;
 }
 
@@ -91,8 +98,21 @@ export interface LancedbDescription extends Record<string, unknown> {
 
 const DEFAULT_WRITE_BATCH = 4096;
 const DEFAULT_NPROBES = 20;
-/** Query vectors sent to LanceDB in one query (`addQueryVector`). */
+/** Query vectors sent to LanceDB in one query (`addQueryVector`), at most. */
 const QUERY_GROUP = 32;
+/**
+ * Flat (exact) search: a group of g query vectors over n rows runs g full scans in one plan and holds their decoded
+ * batches together, about 470 bytes per (row × query vector) measured at n = 200,000 (16 vectors: peak RSS 1.8 GB
+ * against 0.3 GB one at a time, and 1.2-5× the CPU; issue 26). So a flat group is cut to keep g × n ≤ this many rows
+ * (about 235 MB): 32 vectors up to 15,625 rows (SciFact: 32), 2 at 200,000, 1 from 250,001 on.
+ */
+const FLAT_GROUP_ROWS = 500_000;
+
+/** Query vectors per LanceDB call: {@link QUERY_GROUP} for an index, ⌊FLAT_GROUP_ROWS / n⌋ in [1, 32] for flat search. */
+export function lancedbQueryGroup(indexType: 'flat' | 'ivf_pq', rows: number): number {
+  if (indexType !== 'flat') return QUERY_GROUP;
+  return Math.max(1, Math.min(QUERY_GROUP, Math.floor(FLAT_GROUP_ROWS / Math.max(1, rows))));
+}
 /** PQ codebooks have 2^8 centroids per sub-vector; LanceDB needs at least that many rows to train them. */
 const MIN_PQ_ROWS = 256;
 
@@ -139,38 +159,6 @@ export function lanceThreadEnv(env: Readonly<Record<string, string | undefined>>
 /** The LanceDB thread settings in force once the module is loaded (for `describe()`). */
 let threadSettings: { cpuThreads: string | null; ftsShards: string | null } | undefined;
 
-/** While a native build is pending, how often (ms) this process's CPU time is read. */
-const BUSY_POLL_MS = 5000;
-/**
- * Share of one core this process must have used in a poll interval for the build to count as working: 2%. The FTS
- * deadlock (issue 26) used 0.5% while it waited (4.8 → 4.9 CPU-s in 20 s); a working build on a machine loaded 10× over
- * its cores still got 5% or more.
- */
-const BUSY_MIN_SHARE = 0.02;
-
-/**
- * Awaits `p` (a LanceDB call without a progress API: createIndex), calling `onBusy()` after each {@link BUSY_POLL_MS}
- * in which this process used at least {@link BUSY_MIN_SHARE} of one core, so a stall watchdog tells a long build from a
- * deadlock. Process-wide CPU: other work of the same process also counts.
- */
-async function reportWhileBusy<T>(p: Promise<T>, onBusy: (() => void) | undefined): Promise<T> {
-  if (onBusy === undefined) return p;
-  let cpu = process.cpuUsage();
-  let at = performance.now();
-  const timer = setInterval(() => {
-    const used = process.cpuUsage(cpu);
-    const now = performance.now();
-    if ((used.user + used.system) / 1000 >= BUSY_MIN_SHARE * (now - at)) onBusy();
-    cpu = process.cpuUsage();
-    at = now;
-  }, BUSY_POLL_MS);
-  try {
-    return await p;
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 const require = createRequire(import.meta.url);
 let modules: { lance: LanceModule; arrow: ArrowModule } | undefined;
 function loadModules(): { lance: LanceModule; arrow: ArrowModule } {
@@ -190,6 +178,11 @@ function loadModules(): { lance: LanceModule; arrow: ArrowModule } {
     }
   }
   return modules;
+}
+
+/** `Table.add` options that forward LanceDB's per-batch write progress to `onProgress` (append mode, LanceDB's default). */
+function progressAddOptions(onProgress: (() => void) | undefined): { mode: 'append'; progress?: () => void } {
+  return onProgress ? { mode: 'append', progress: () => onProgress() } : { mode: 'append' };
 }
 
 /** Per-process queue per table path, so two factories on one table never write it at the same time. */
@@ -356,6 +349,9 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
   const setting: LancedbIndexSetting = options.index ?? { type: 'flat' };
   const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
   checkInt('writeBatchSize', writeBatch, 1);
+  checkInt('queryGroup', options.queryGroup, 1);
+  const onProgress = options.onProgress;
+  const addOptions = progressAddOptions(onProgress);
   if (setting.type !== 'flat' && setting.type !== 'ivf_pq')
     throw configError('index.type', (setting as { type: unknown }).type, 'is not one of flat, ivf_pq', 'use index: flat (exact) or ivf_pq');
   if (setting.type === 'ivf_pq') {
@@ -407,8 +403,8 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
           d,
         );
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
-        else await table.add(batch);
-        options.onProgress?.();
+        else await table.add(batch, addOptions);
+        onProgress?.();
       }
       const sidecar: Sidecar = { fingerprint, rows: n, dimensions: d, modelKey: options.modelKey, chunkingKey: ctx.chunkingKey, lancedb: version };
       writeJsonAtomic(sidecarFile, sidecar);
@@ -441,13 +437,11 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         const t0 = performance.now();
         if ((await db.tableNames()).includes(ivfName)) await db.dropTable(ivfName);
         const clone = await db.cloneTable(ivfName, path.join(root, `${name}.lance`), { isShallow: true });
-        await reportWhileBusy(
-          clone.createIndex('vector', {
-            config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
-            replace: true,
-          }),
-          options.onProgress,
-        );
+        const build = clone.createIndex('vector', {
+          config: lance.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: 'l2' }),
+          replace: true,
+        });
+        await (onProgress ? watchNativeCall(build, { onProgress, folder: path.join(root, `${ivfName}.lance`) }) : build);
         writeJsonAtomic(ivfSidecar, { ...readJson<Sidecar>(sidecarFile), partitions, subVectors });
         return { table: clone, reused: false, seconds: (performance.now() - t0) / 1000 };
       });
@@ -456,7 +450,7 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
       index = { type: 'ivf_pq', partitions, subVectors, nprobes, refineFactor: setting.refineFactor ?? null, reused: built.reused, buildSeconds: built.seconds };
     }
 
-    /** One LanceDB query for up to QUERY_GROUP vectors (`addQueryVector`; rows carry `query_index` when > 1). */
+    /** One LanceDB query for a group of vectors ({@link lancedbQueryGroup}; `addQueryVector`; rows carry `query_index` when > 1). */
     const searchGroup = async (vs: readonly Float32Array[], depth: number): Promise<RetrievedHit[][]> => {
       const out: RetrievedHit[][] = vs.map(() => []);
       if (table === undefined) return out;
@@ -500,9 +494,11 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
         'query',
       );
       const out: RetrievedHit[][] = [];
-      for (let i = 0; i < qv.length; i += QUERY_GROUP) {
+      const group = options.queryGroup ?? lancedbQueryGroup(index.type, n);
+      for (let i = 0; i < qv.length; i += group) {
         signal.throwIfAborted();
-        out.push(...(await searchGroup(qv.slice(i, i + QUERY_GROUP), depth)));
+        out.push(...(await searchGroup(qv.slice(i, i + group), depth)));
+        onProgress?.();
       }
       return out;
     };
@@ -562,7 +558,8 @@ function arrowTextBatch(arrow: ArrowModule, chunks: readonly Chunk[]): import('a
  * its scores and rankings differ from `keywordRetriever`'s. The chunks' texts are written once per (chunking, chunk
  * texts, tokenizer settings) into `<cacheDir>/lancedb/k-<hash>.lance` in batches of `writeBatchSize`, indexed without
  * positions (no phrase queries), and reused when the sidecar `<name>.json` matches and the index covers every row.
- * `onProgress` is called after each written batch and while the index build keeps the process busy.
+ * `onProgress` (for the stall watchdog) is called from LanceDB's write-progress callbacks, after each written batch,
+ * and during the index build whenever LanceDB's own threads work or the table's folder grows ({@link watchNativeCall}).
  * Hits: chunk ids with LanceDB's BM25 score (> 0), at most `depth`; a question with no indexed term gets `[]`.
  * @throws HarnessError('CONFIG_INVALID') for a bad `writeBatchSize`; HarnessError('RETRIEVER_FAILED') when LanceDB
  *   cannot be loaded; LanceDB's own errors pass through.
@@ -571,6 +568,8 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
   const writeBatch = options.writeBatchSize ?? DEFAULT_WRITE_BATCH;
   checkInt('writeBatchSize', writeBatch, 1);
   const fts = options.fts ?? {};
+  const onProgress = options.onProgress;
+  const addOptions = progressAddOptions(onProgress);
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const { lance, arrow } = loadModules();
     const version = packageVersion('@lancedb/lancedb');
@@ -594,10 +593,11 @@ export function lancedbKeywordRetriever(options: { fts?: LancedbFtsSetting; writ
         ctx.signal.throwIfAborted();
         const batch = arrowTextBatch(arrow, ctx.chunks.slice(start, start + writeBatch));
         if (table === undefined) table = await db.createTable(name, batch, { mode: 'overwrite' });
-        else await table.add(batch);
-        options.onProgress?.();
+        else await table.add(batch, addOptions);
+        onProgress?.();
       }
-      await reportWhileBusy(table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true }), options.onProgress);
+      const build = table!.createIndex('text', { config: lance.Index.fts({ withPosition: false, ...fts }), replace: true });
+      await (onProgress ? watchNativeCall(build, { onProgress, folder: path.join(root, `${name}.lance`) }) : build);
       writeJsonAtomic(sidecarFile, { fingerprint: key.fingerprint, rows: n, chunkingKey: ctx.chunkingKey, fts, lancedb: version });
       return { table, reused: false, seconds: (performance.now() - t0) / 1000 };
     });

@@ -14,7 +14,7 @@ import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
 import { embedTexts } from '../../src/embed/embed-texts.js';
 import { loadBeir } from '../../src/load/beir.js';
 import { semanticRetriever, type Embedder } from '../../src/retrieve/builtin.js';
-import { annRecall, defaultSubVectors, lancedbKeywordRetriever, lancedbRetriever, lancedbTableKey } from '../../src/retrieve/lancedb.js';
+import { annRecall, defaultSubVectors, lancedbKeywordRetriever, lancedbQueryGroup, lancedbRetriever, lancedbTableKey } from '../../src/retrieve/lancedb.js';
 import { rankByRule } from '../../src/retrieve/rank.js';
 import type { Retriever, RetrieverContext, RetrieverQuestion } from '../../src/retrieve/retriever.js';
 import { evaluate } from '../../src/score/evaluate.js';
@@ -108,6 +108,22 @@ describe('lancedbRetriever on 600 random 16-d vectors', () => {
     }
     expect(r.describe!()).toMatchObject({ engine: 'lancedb', lancedb: '0.31.0', rows: N, dimensions: D, reused: false, index: { type: 'flat' } });
     await r.close!();
+  });
+
+  it('flat search one query vector per call (the large-corpus setting) or 7 per call gives the lists of 32 per call, bit for bit', async () => {
+    const { embed } = countingEmbedder();
+    const zeroAt3: Embedder = async (texts, role) => (role === 'query' ? texts.map((t) => (t === 'question 3' ? new Float32Array(D) : queryVectors.get(t)!)) : embed(texts, role));
+    const lists: Hit[][][] = [];
+    for (const queryGroup of [32, 1, 7]) {
+      const r = await lancedbRetriever({ embed: zeroAt3, modelKey: 'synthetic', queryGroup })(context(dir));
+      lists.push(await run(r, questions, 10));
+      await r.close!();
+    }
+    expect(lists[0][3]).toEqual([]);
+    expect(lists[0][0]).toHaveLength(10);
+    expect(lists[1]).toEqual(lists[0]);
+    expect(lists[2]).toEqual(lists[0]);
+    await expect(async () => lancedbRetriever({ embed: zeroAt3, modelKey: 'synthetic', queryGroup: 0 })).rejects.toThrow(/queryGroup \(0\)/);
   });
 
   it('a depth beyond the corpus gives every chunk once; a zero query vector gives [] (as the in-memory index)', async () => {
@@ -257,6 +273,17 @@ describe('annRecall', () => {
   it('rejects k < 1 and lists of unequal count', () => {
     expect(() => annRecall([], [], 0)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
     expect(() => annRecall([h('a')], [], 1)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+  });
+});
+
+describe('lancedbQueryGroup', () => {
+  it('flat: ⌊500,000 / rows⌋ query vectors a call, between 1 and 32; an index: 32', () => {
+    expect(lancedbQueryGroup('flat', 5183)).toBe(Math.min(32, Math.floor(500_000 / 5183)));
+    expect(lancedbQueryGroup('flat', 20_000)).toBe(Math.floor(500_000 / 20_000));
+    expect(lancedbQueryGroup('flat', 200_000)).toBe(Math.floor(500_000 / 200_000));
+    expect(lancedbQueryGroup('flat', 1_000_000)).toBe(1);
+    expect(lancedbQueryGroup('flat', 0)).toBe(32);
+    expect(lancedbQueryGroup('ivf_pq', 1_000_000)).toBe(32);
   });
 });
 
