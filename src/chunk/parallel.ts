@@ -5,6 +5,9 @@
  * document) that run on a pool of worker threads; each worker loads the cl100k ranks once. A single document is never
  * split across workers (SentenceSplitter's merge runs over the whole document), so one huge document runs on one
  * thread. Inputs under {@link IN_PROCESS_CHARS} characters in all run in-process (a worker costs ~0.3 s to start).
+ * Workers return each chunk as five integers (`spans`: document index in the batch, ordinal, start, end, tokens), and
+ * the chunk's text is sliced here from the caller's document, so the chunks share the documents' characters instead
+ * of holding a copy of the corpus (issue 25; `Doc.text.slice(start, end) === text` is the `Chunk` contract).
  *
  * The worker is `worker.ts` beside this file under tsx or vitest (started with `--import <tsx loader>`), else the
  * compiled `worker.js`.
