@@ -159,8 +159,8 @@ function dedupe(groups: readonly (readonly string[])[]): { distinct: string[]; w
 /**
  * Step 2 of {@link embedDistinct}: looks every distinct text up in `cache` under
  * {@link embeddingCacheKey}`(providerKey, text)`, calls `sink(s, vector, true)` and sets `have[s] = 1` for each hit of
- * length `dimensions`, and returns the texts' SHA-256 digests (32 bytes per text, in order). The key strings (about
- * 240 bytes each for glove-100d, 2.4 million of them for a 1M-document grid) live only during this call; the cache
+ * length `dimensions`, and returns the texts' SHA-256 digests (32 bytes per text, in order). The key strings (272 bytes
+ * of heap each for glove-100d, 2.4 million of them for a 1M-document grid) live only during this call; the cache
  * writes of step 3 rebuild a miss's key from its digest, equal to {@link embeddingCacheKey} by construction.
  */
 function lookUp(
