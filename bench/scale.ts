@@ -41,6 +41,7 @@ import { seededRandom } from '../src/score/stats.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const shared = path.resolve(repo, '../shared/datasets');
+const MB = 1024 * 1024;
 
 function sentencesOf(file: string): string[] {
   const out: string[] = [];
@@ -92,8 +93,11 @@ interface SizeResult {
   ndcg10_keyword_none: number | null;
   /** Per keyword and semantic unit: build seconds and the questions' total query seconds. */
   units?: { unit: string; build_seconds: number; query_seconds: number }[];
-  /** Peak RSS so far (MB) when each stage event was emitted, with the seconds since the sweep started. */
-  peak_rss_at_stage_start?: { stage: string; seconds: number; peak_rss_mb: number }[];
+  /**
+   * Peak RSS so far (MB) when each stage event was emitted, with the seconds since the sweep started, and the current
+   * RSS, V8 heap used and ArrayBuffer (typed arrays, shared and wasm memories) MB at that moment.
+   */
+  peak_rss_at_stage_start?: { stage: string; seconds: number; peak_rss_mb: number; rss_mb?: number; heap_used_mb?: number; array_buffers_mb?: number }[];
   /** bench/bm25.ts on this corpus: per engine, queries/s (depth 100), build seconds, index MB, peak RSS MB. */
   bm25?: { engine: string; queries: number; queries_per_second: number; build_seconds: number; index_mb: number; peak_rss_mb: number }[];
 }
@@ -114,14 +118,25 @@ async function child(dataset: string, cacheDir: string, modes: string[]): Promis
   });
   const t0 = performance.now();
   // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
-  const peakAtStage: { stage: string; seconds: number; peak_rss_mb: number }[] = [];
+  const peakAtStage: NonNullable<SizeResult['peak_rss_at_stage_start']> = [];
   const progressSeen = new Set<string>();
   const { result, timings } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
       const seconds = (performance.now() - t0) / 1000;
-      const mark = (stage: string) =>
-        peakAtStage.push({ stage, seconds: Math.round(seconds), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) });
+      const mark = (stage: string) => {
+        // Where the memory is when the stage starts: V8's heap (JS objects and strings) apart from memory outside it
+        // (typed arrays, shared and wasm memories, SQLite's and LanceDB's native allocations are in rss only).
+        const m = process.memoryUsage();
+        peakAtStage.push({
+          stage,
+          seconds: Math.round(seconds),
+          peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+          rss_mb: Math.round(m.rss / MB),
+          heap_used_mb: Math.round(m.heapUsed / MB),
+          array_buffers_mb: Math.round(m.arrayBuffers / MB),
+        });
+      };
       if (e.kind === 'progress' && !progressSeen.has(e.stage)) {
         progressSeen.add(e.stage);
         mark(e.stage);

@@ -180,16 +180,32 @@ export function chunkDocuments(
   tokenizer: Tokenizer = defaultTokenizer(),
   options: ChunkOptions = {},
 ): Chunk[] {
+  const chunks: Chunk[] = [];
+  forEachChunk(docs, spec, tokenizer, options, (c) => chunks.push(c));
+  return chunks;
+}
+
+/**
+ * {@link chunkDocuments}' chunks one by one, in the same order, each with the index of its document in `docs`
+ * (0-based). Same validation and errors as chunkDocuments. For the chunking worker, which returns the chunks' ranges
+ * rather than their texts (src/chunk/worker.ts, output `spans`).
+ */
+export function forEachChunk(
+  docs: readonly Doc[],
+  spec: ChunkingSpec,
+  tokenizer: Tokenizer,
+  options: ChunkOptions,
+  onChunk: (chunk: Chunk, docIndex: number) => void,
+): void {
   validateChunkingSpec(spec);
   const count = (text: string): number => countTokens(tokenizer, text);
-  const chunks: Chunk[] = [];
   const size = spec.size;
   if (size === null) {
-    for (const doc of docs) {
-      if (doc.text.trim() === '') continue;
-      chunks.push({ id: `${doc.id}#0`, docId: doc.id, ordinal: 0, text: doc.text, start: 0, end: doc.text.length, tokens: count(doc.text) });
-    }
-    return chunks;
+    docs.forEach((doc, i) => {
+      if (doc.text.trim() === '') return;
+      onChunk({ id: `${doc.id}#0`, docId: doc.id, ordinal: 0, text: doc.text, start: 0, end: doc.text.length, tokens: count(doc.text) }, i);
+    });
+    return;
   }
   const split = options.splitter === 'llamaindex' ? llamaIndexSplitText(size, spec.overlap, tokenizer) : undefined;
   const splitOptions: SplitOptions = {
@@ -198,8 +214,8 @@ export function chunkDocuments(
     countTokens: (text, limit) => countTokens(tokenizer, text, limit),
     counter: options.counter,
   };
-  for (const doc of docs) {
-    if (doc.text.trim() === '') continue;
+  docs.forEach((doc, i) => {
+    if (doc.text.trim() === '') return;
     let pieces: string[];
     try {
       pieces = split === undefined ? splitText(doc.text, splitOptions) : split(doc.text);
@@ -211,10 +227,9 @@ export function chunkDocuments(
       );
     }
     for (const c of chunksFromPieces(doc, pieces, spec.overlap, tokenizer, { unbounded: split !== undefined, counter: options.counter })) {
-      chunks.push(c);
+      onChunk(c, i);
     }
-  }
-  return chunks;
+  });
 }
 
 /**

@@ -5,6 +5,9 @@
  * document) that run on a pool of worker threads; each worker loads the cl100k ranks once. A single document is never
  * split across workers (SentenceSplitter's merge runs over the whole document), so one huge document runs on one
  * thread. Inputs under {@link IN_PROCESS_CHARS} characters in all run in-process (a worker costs ~0.3 s to start).
+ * Workers return each chunk as five integers (`spans`: document index in the batch, ordinal, start, end, tokens), and
+ * the chunk's text is sliced here from the caller's document, so the chunks share the documents' characters instead
+ * of holding a copy of the corpus (issue 25; `Doc.text.slice(start, end) === text` is the `Chunk` contract).
  *
  * The worker is `worker.ts` beside this file under tsx or vitest (started with `--import <tsx loader>`), else the
  * compiled `worker.js`.
@@ -16,7 +19,7 @@ import { workerStart } from '../worker-start.js';
 import { batchesByChars } from '../batches.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { chunkDocuments, defaultTokenizer, validateChunkingSpec } from './chunker.js';
-import type { ChunkTask, ChunkTaskResult } from './worker.js';
+import { SPAN_FIELDS, type ChunkTask, type ChunkTaskResult } from './worker.js';
 
 /** Target characters of document text per worker task. */
 export const BATCH_CHARS = 256 * 1024;
@@ -108,13 +111,16 @@ function unwrap(result: ChunkTaskResult): ChunkTaskResult & { ok: true } {
   throw err;
 }
 
-/** Runs `tasks` on a pool (or in-process when small), returning results in task order. */
+/**
+ * Runs `tasks` on a pool (or in-process when small), returning results in task order, each with the index in `docs`
+ * of its batch's first document.
+ */
 async function runTasks(
   docs: readonly Doc[],
-  make: (from: number, to: number) => ChunkTask,
+  make: (from: number, to: number, local: boolean) => ChunkTask,
   local: (task: ChunkTask) => ChunkTaskResult,
   options: ParallelChunkOptions,
-): Promise<(ChunkTaskResult & { ok: true })[]> {
+): Promise<{ from: number; result: ChunkTaskResult & { ok: true } }[]> {
   const { onProgress, signal } = options;
   const threads = options.pool?.threads ?? options.threads ?? defaultChunkThreads();
   if (!Number.isInteger(threads) || threads < 1) {
@@ -126,11 +132,11 @@ async function runTasks(
   signal?.throwIfAborted();
   const ranges = batchesByChars(docs, options.batchChars ?? BATCH_CHARS);
   const total = docs.reduce((n, d) => n + d.text.length, 0);
-  const results: (ChunkTaskResult & { ok: true })[] = new Array(ranges.length);
+  const results: { from: number; result: ChunkTaskResult & { ok: true } }[] = new Array(ranges.length);
   let done = 0;
   if (total < (options.inProcessChars ?? IN_PROCESS_CHARS)) {
     ranges.forEach(([from, to], i) => {
-      results[i] = unwrap(local(make(from, to)));
+      results[i] = { from, result: unwrap(local(make(from, to, true))) };
       done += to - from;
       onProgress?.(done, docs.length);
     });
@@ -149,7 +155,7 @@ async function runTasks(
       const i = next++;
       const [from, to] = ranges[i];
       try {
-        results[i] = unwrap(await pool.run(make(from, to)));
+        results[i] = { from, result: unwrap(await pool.run(make(from, to, false))) };
       } catch (e) {
         failure ??= { error: e };
         return;
@@ -185,12 +191,27 @@ export async function chunkDocumentsParallel(
   const splitter = options.splitter ?? 'linear';
   const results = await runTasks(
     docs,
-    (from, to) => ({ docs: docs.slice(from, to), spec, splitter, output: 'chunks' }),
+    // Workers answer with ranges, not strings: a chunk's text is sliced here from the caller's document (V8 shares
+    // the document's characters; a copied text would double the corpus in memory, issue 25).
+    (from, to, local) => ({ docs: docs.slice(from, to), spec, splitter, output: local ? 'chunks' : 'spans' }),
     (task) => ({ ok: true, chunks: chunkDocuments(task.docs, task.spec, defaultTokenizer(), { splitter: task.splitter }) }),
     options,
   );
   const out: Chunk[] = [];
-  for (const r of results) for (const c of r.chunks!) out.push(c);
+  for (const { from, result } of results) {
+    if (result.spans === undefined) {
+      for (const c of result.chunks!) out.push(c);
+      continue;
+    }
+    const f = result.spans;
+    for (let j = 0; j < f.length; j += SPAN_FIELDS) {
+      const doc = docs[from + f[j]];
+      const ordinal = f[j + 1];
+      const start = f[j + 2];
+      const end = f[j + 3];
+      out.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text: doc.text.slice(start, end), start, end, tokens: f[j + 4] });
+    }
+  }
   return out;
 }
 
@@ -216,6 +237,6 @@ export async function splitDocumentsParallel(
     options,
   );
   const out: string[][] = [];
-  for (const r of results) for (const p of r.pieces!) out.push(p);
+  for (const { result } of results) for (const p of result.pieces!) out.push(p);
   return out;
 }

@@ -1,6 +1,7 @@
 /**
  * The only way the sweep embeds: each distinct text once, cached on disk, in batches.
  */
+import { createHash } from 'node:crypto';
 import { HarnessError } from '../errors.js';
 import { embeddingCacheKey, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
@@ -156,6 +157,35 @@ function dedupe(groups: readonly (readonly string[])[]): { distinct: string[]; w
 }
 
 /**
+ * Step 2 of {@link embedDistinct}: looks every distinct text up in `cache` under
+ * {@link embeddingCacheKey}`(providerKey, text)`, calls `sink(s, vector, true)` and sets `have[s] = 1` for each hit of
+ * length `dimensions`, and returns the texts' SHA-256 digests (32 bytes per text, in order). The key strings (272 bytes
+ * of heap each for glove-100d, 2.4 million of them for a 1M-document grid) live only during this call; the cache
+ * writes of step 3 rebuild a miss's key from its digest, equal to {@link embeddingCacheKey} by construction.
+ */
+function lookUp(
+  cache: EmbeddingCache,
+  providerKey: string,
+  distinct: readonly string[],
+  dimensions: number,
+  have: Uint8Array,
+  sink: (s: number, v: Float32Array, transient: boolean) => void,
+): Uint8Array {
+  const digests = new Uint8Array(distinct.length * 32);
+  const keys = distinct.map((t, s) => {
+    const digest = createHash('sha256').update(t, 'utf8').digest();
+    digests.set(digest, s * 32);
+    return `${providerKey}\u0000${digest.toString('hex')}`;
+  });
+  cache.visit(keys, (s, v) => {
+    if (v.length !== dimensions) return; // another model's vector under a colliding key: a miss
+    sink(s, v, true);
+    have[s] = 1;
+  });
+  return digests;
+}
+
+/**
  * Steps 2 and 3 of {@link embedTexts} over distinct texts: calls `sink(s, vector, transient)` once per distinct text
  * s, from the cache (transient: a view valid only during the call) or from the model (kept by no one else).
  */
@@ -172,14 +202,8 @@ async function embedDistinct(
 
   // 2. cache lookup
   const providerKey = provider.cacheKey(role);
-  const keys = opts.cache ? distinct.map((t) => embeddingCacheKey(providerKey, t)) : [];
-  if (opts.cache && total > 0) {
-    opts.cache.visit(keys, (s, v) => {
-      if (v.length !== provider.dimensions) return; // another model's vector under a colliding key: a miss
-      sink(s, v, true);
-      have[s] = 1;
-    });
-  }
+  const digests = opts.cache && total > 0 ? lookUp(opts.cache, providerKey, distinct, provider.dimensions, have, sink) : new Uint8Array(0);
+  const keyOf = (s: number): string => `${providerKey}\u0000${Buffer.from(digests.buffer, digests.byteOffset + s * 32, 32).toString('hex')}`;
   const missing: number[] = [];
   for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);
   const cacheHits = total - missing.length;
@@ -236,7 +260,7 @@ async function embedDistinct(
           );
         }
       });
-      opts.cache?.put(part.map((s, j) => [keys[s], vecs[j]] as const));
+      opts.cache?.put(part.map((s, j) => [keyOf(s), vecs[j]] as const));
       vecs.forEach((v, j) => sink(part[j], v, false));
       done += part.length;
       opts.onProgress?.(done, total);

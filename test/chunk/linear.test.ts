@@ -4,7 +4,8 @@
  * progress, errors and abort. Speed itself is measured in bench/chunking.ts, not asserted here.
  */
 import { describe, expect, it } from 'vitest';
-import { chunkDocuments, defaultTokenizer } from '../../src/chunk/chunker.js';
+import { chunkDocuments, countTokens, defaultTokenizer } from '../../src/chunk/chunker.js';
+import runChunkTask, { SPAN_FIELDS } from '../../src/chunk/worker.js';
 import { chunkDocumentsParallel, createChunkPool } from '../../src/chunk/parallel.js';
 import type { SplitCounter } from '../../src/chunk/splitter.js';
 import { isHarnessError } from '../../src/errors.js';
@@ -80,6 +81,33 @@ describe('chunkDocumentsParallel', () => {
     expect(progress.length).toBeGreaterThan(2);
     expect(progress.at(-1)).toEqual([docs.length, docs.length]);
     for (let i = 1; i < progress.length; i++) expect(progress[i][0]).toBeGreaterThan(progress[i - 1][0]);
+  });
+
+  it('the worker answers with ranges, not texts: [doc index, ordinal, start, end, tokens] per chunk, blank documents skipped', () => {
+    const task = { docs: [{ id: 'a', text: 'hello world' }, { id: 'b', text: '  ' }, { id: 'c', text: 'one two three' }], spec: { size: null, overlap: 0 } };
+    const r = runChunkTask({ ...task, splitter: 'linear', output: 'spans' });
+    const tok = (t: string): number => countTokens(defaultTokenizer(), t);
+    expect(SPAN_FIELDS).toBe(5);
+    expect(r.ok && r.chunks === undefined).toBe(true);
+    expect(r.ok ? [...r.spans!] : null).toEqual([0, 0, 0, 'hello world'.length, tok('hello world'), 2, 0, 0, 'one two three'.length, tok('one two three')]);
+  });
+
+  it('texts are sliced from the caller\'s own documents by index, so two documents with one id keep their own texts', async () => {
+    const twins: Doc[] = [
+      { id: 'twin', text: syntheticText(40) },
+      { id: 'twin', text: syntheticText(25).toUpperCase() },
+      { id: 'other', text: syntheticText(30) },
+    ];
+    for (const spec of [{ size: null, overlap: 0 }, { size: 64, overlap: 16 }]) {
+      const par = await chunkDocumentsParallel(twins, spec, { threads: 2, batchChars: 1, inProcessChars: 0 });
+      expect(par).toEqual(chunkDocuments(twins, spec));
+      const firstOfTwin = par.filter((c) => c.docId === 'twin' && c.ordinal === 0);
+      expect(firstOfTwin.map((c) => c.text)).toEqual([twins[0].text.slice(0, firstOfTwin[0].end), twins[1].text.slice(0, firstOfTwin[1].end)]);
+      expect(firstOfTwin[0].text).not.toBe(firstOfTwin[1].text);
+    }
+    // Whole documents: each chunk is its document's text.
+    const whole = await chunkDocumentsParallel(twins, { size: null, overlap: 0 }, { threads: 2, batchChars: 1, inProcessChars: 0 });
+    expect(whole.map((c) => c.text)).toEqual(twins.map((d) => d.text));
   });
 
   it('in-process below the threshold: the same chunks, one progress call per batch', async () => {

@@ -141,6 +141,15 @@ describe('embedTexts', () => {
     expect(Array.from(cache.get([embeddingCacheKey(p.cacheKey('document'), 'zz')])[0]!)).toEqual([2, 'z'.charCodeAt(0), 1]);
   });
 
+  it('a miss is stored under embeddingCacheKey(providerKey, text) for every text, non-ASCII too (the key is rebuilt from its digest)', async () => {
+    const p = new FakeProvider(1);
+    const texts = ['plain', 'café … naïve', '😀 emoji', ''];
+    const r = await embedTexts(p, texts, 'document', { cache });
+    expect(r.stats.cacheMisses).toBe(4);
+    const stored = cache.get(texts.map((t) => embeddingCacheKey(p.cacheKey('document'), t)));
+    expect(stored.map((v) => (v === undefined ? null : Array.from(v)))).toEqual(r.vectors.map((v) => Array.from(v)));
+  });
+
   it('reports truncation of this call only, and progress over distinct texts', async () => {
     const p = new FakeProvider(1, undefined, 3);
     await embedTexts(p, ['abcdef'], 'document');
