@@ -22,6 +22,7 @@ import { renderReports } from '../../src/report/render.js';
 import type { EmbeddingProvider, EmbedRole } from '../../src/embed/provider.js';
 import { buildTinyCrossEncoder } from '../../scripts/build-tiny-model.js';
 import { isTimingKey } from '../../scripts/compare-results.js';
+import { bagVector } from '../helpers/bag.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const goldenDir = path.join(repo, 'test/fixtures/golden/demo');
@@ -35,18 +36,7 @@ function bagProvider(): EmbeddingProvider {
     dimensions: D,
     cacheKey: (role: EmbedRole) => `bag-golden-v1:${role}`,
     async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
-      return texts.map((t) => {
-        const v = new Float32Array(D);
-        for (const w of t.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-          let h = 0;
-          for (const c of w) h = (h * 31 + c.charCodeAt(0)) % 9973;
-          v[h % D] += 1;
-        }
-        let n = 0;
-        for (const x of v) n += x * x;
-        if (n > 0) for (let i = 0; i < D; i++) v[i] /= Math.sqrt(n);
-        return v;
-      });
+      return texts.map((t) => bagVector(t, D));
     },
     truncatedCount: () => 0,
     describe: () => ({ provider: 'bag' }),

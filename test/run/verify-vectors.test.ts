@@ -14,6 +14,7 @@ import { runSweep } from '../../src/run/sweep.js';
 import { EmbeddingCache, rowChecksum } from '../../src/embed/cache.js';
 import type { EmbeddingProvider, EmbedRole } from '../../src/embed/provider.js';
 import type { SweepResult } from '../../src/types.js';
+import { bagVector } from '../helpers/bag.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const tiny = path.resolve(here, '../fixtures/sweep/tiny');
@@ -29,18 +30,7 @@ function bagProvider(): EmbeddingProvider & { embedded: number } {
     cacheKey: (role: EmbedRole) => `bag-v1:${role}`,
     async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
       p.embedded += texts.length;
-      return texts.map((t) => {
-        const v = new Float32Array(D);
-        for (const w of t.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-          let h = 0;
-          for (const c of w) h = (h * 31 + c.charCodeAt(0)) % 9973;
-          v[h % D] += 1;
-        }
-        let n = 0;
-        for (const x of v) n += x * x;
-        if (n > 0) for (let i = 0; i < D; i++) v[i] /= Math.sqrt(n);
-        return v;
-      });
+      return texts.map((t) => bagVector(t, D));
     },
     truncatedCount: () => 0,
     describe: () => ({ provider: 'bag' }),
