@@ -27,7 +27,7 @@ import type { Plan, PlanUnit, UnitKind } from '../plan/graph.js';
 import { HarnessError } from '../errors.js';
 import { StallWatchdog } from './stall.js';
 import { errorText } from './inputs.js';
-import { UnitFailure, type Disposable, type UnitContext, type UnitKindHandler, type UnitResult } from './units/types.js';
+import { UnitFailure, type Disposable, type SweepEvent, type UnitContext, type UnitKindHandler, type UnitResult } from './units/types.js';
 
 /** What the caller gives every unit; the executor adds the rest of {@link UnitContext}. */
 export type BaseContext = Omit<UnitContext, 'result' | 'unit' | 'dependents' | 'shared' | 'setInfo'>;
@@ -143,7 +143,19 @@ export async function executePlan(plan: Plan, base: BaseContext, options: Execut
         const restored = key !== null && h.restore ? h.restore(key, u, inputs, ctx) : undefined;
         if (restored) r = restored;
         else {
-          const out = await watchdog.run(u.id, h.waitingFor, (watch) => h.run(u, inputs, ctx, watch), h.remedy?.(u));
+          // A progress event a unit emits (embedding batches, rerank, scoring) resets its own stall clock.
+          const out = await watchdog.run(
+            u.id,
+            h.waitingFor,
+            (watch) => {
+              const emit = (e: SweepEvent): void => {
+                if (e.kind === 'progress') watch.progress();
+                ctx.emit(e);
+              };
+              return h.run(u, inputs, { ...ctx, emit }, watch);
+            },
+            h.remedy?.(u),
+          );
           if (key !== null) h.save?.(key, u, out, ctx);
           r = { ...out, seconds: (performance.now() - t0) / 1000 } as UnitResult;
         }

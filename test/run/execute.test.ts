@@ -127,6 +127,21 @@ describe('executePlan', () => {
     expect(valueOf(results.get('fine'))).toBe('ok');
   });
 
+  it("a unit's own progress events (embedding batches, rerank, scoring) reset its stall clock: 0.6 s of work with an event every 50 ms passes a 0.2 s limit", async () => {
+    const events: { kind: string; stage?: string }[] = [];
+    const h = handler('scoring', async (_u, _inputs, ctx) => {
+      for (let i = 1; i <= 12; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        ctx.emit({ kind: 'progress', stage: 'embed', done: i, total: 12 });
+      }
+      return 'done';
+    });
+    const units = [unit('busy', [], 'scoring')];
+    const { results } = await executePlan(planOf(units), base(events), { units, handlers: new Map([['scoring', h]]), concurrency: 1, stallSeconds: 0.2 });
+    expect(valueOf(results.get('busy'))).toBe('done');
+    expect(events.filter((e) => e.stage === 'embed')).toHaveLength(12);
+  });
+
   it('an aborted signal stops the plan: RUN_FAILED (interrupted), and no unit starts after it', async () => {
     const ac = new AbortController();
     const ran: string[] = [];
