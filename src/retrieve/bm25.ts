@@ -41,11 +41,14 @@
  *    validate first and throw `HarnessError('CONFIG_INVALID')`; k1/b are always passed explicitly in `bm25Params`.
  */
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { startWorker } from '../worker-start.js';
+import { removeDeadTemporaries } from '../store/temp.js';
 import { batchesByChars } from '../batches.js';
 import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
+import { DEFAULT_SPILL_BYTES, mergeRuns, openSpillFolder, SPILL_BYTES_PER_POSTING, SpillRuns, TF_ESCAPE } from './bm25-spill.js';
 import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
 import { compareByRule, compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
@@ -283,13 +286,22 @@ function grow(a: Int32Array, need: number): Int32Array {
 /** Postings beyond this do not fit the int32 offsets (about 2.1 billion: some 20 million chunks of 100 distinct terms). */
 const MAX_POSTINGS = 0x7fffffff;
 
-/** A term frequency of at least this is stored in a side map, the uint8 slot holding this value as a marker. */
-const TF_ESCAPE = 255;
+/** Spilling of a build (see {@link CompactBuilder}): the budget and the folder of the run files. */
+interface SpillPlan {
+  bytes: number;
+  dir: string;
+}
 
 /**
  * Merges forward lists ({@link AnalysedBatch}es, chunks in order) from one or more analysers, each with its own term
  * table, into the postings of one index. Global term ids are given at a term's first occurrence in chunk order, so
  * the index does not depend on how the chunks were split into batches or which thread analysed which batch.
+ *
+ * With a spill plan, the forward lists are a block of at most `plan.bytes / 10` postings (5 bytes each, and as much
+ * again for the sorted copy a spill makes); when the next chunk would not fit, the block is sorted into a run file
+ * (bm25-spill.ts) and its memory reused. `finish` then writes the last block as a run too and merges the runs into the
+ * postings, the same arrays as the in-memory scatter's. Builds whose forward lists never pass the budget never
+ * touch the disk (the in-memory path, unchanged).
  */
 class CompactBuilder {
   private readonly dict = new Map<string, number>();
@@ -301,7 +313,16 @@ class CompactBuilder {
    */
   private fwdTerm: Int32Array;
   private fwdTf: Uint8Array;
+  /** Entries in the forward arrays (the current block's, when spilling). */
   private fwdLength = 0;
+  /** Postings before the current block (in earlier runs): `docStart` holds global entry numbers, `fwdTerm` local ones. */
+  private fwdBase = 0;
+  /** First chunk of the current block. */
+  private blockDoc = 0;
+  /** Entries the block may hold before it is spilled (Infinity: no spilling). */
+  private readonly blockCap: number;
+  private runs: SpillRuns | undefined;
+  /** Keyed by the local entry index. */
   private readonly fwdBigTf = new Map<number, number>();
   private readonly docStart: Int32Array;
   private readonly lengths: Int32Array;
@@ -315,18 +336,20 @@ class CompactBuilder {
   constructor(
     private readonly n: number,
     expectedPostings: number,
+    private readonly spill?: SpillPlan,
   ) {
     this.docStart = new Int32Array(n + 1);
     this.lengths = new Int32Array(n);
-    const cap = Math.min(MAX_POSTINGS, Math.max(1024, Math.ceil(expectedPostings)));
+    this.blockCap = spill ? Math.max(1, Math.floor(spill.bytes / SPILL_BYTES_PER_POSTING)) : Infinity;
+    const cap = Math.min(MAX_POSTINGS, this.blockCap, Math.max(1024, Math.ceil(expectedPostings)));
     this.fwdTerm = new Int32Array(cap);
     this.fwdTf = new Uint8Array(cap);
   }
 
-  /** Room for `need` forward-list entries in all. */
+  /** Room for `need` forward-list entries in all (at most the block's cap, unless one chunk alone needs more). */
   private reserve(need: number): void {
     if (need <= this.fwdTerm.length) return;
-    const cap = Math.min(MAX_POSTINGS, Math.max(need, this.fwdTerm.length * 2));
+    const cap = Math.min(MAX_POSTINGS, Math.max(need, Math.min(this.blockCap, this.fwdTerm.length * 2)));
     const term = new Int32Array(cap);
     term.set(this.fwdTerm.subarray(0, this.fwdLength));
     this.fwdTerm = term;
@@ -351,11 +374,12 @@ class CompactBuilder {
     let p = 0;
     for (let c = 0; c < batch.lengths.length; c++) {
       const d = this.merged++;
+      if (this.fwdLength + distinct[c] > this.blockCap && d > this.blockDoc) this.spillBlock(d);
       let e = this.fwdLength;
-      docStart[d] = e;
+      docStart[d] = this.fwdBase + e;
       lengths[d] = batch.lengths[c];
       this.total += batch.lengths[c];
-      if (e + distinct[c] > MAX_POSTINGS) {
+      if (this.fwdBase + e + distinct[c] > MAX_POSTINGS) {
         throw new Error(`buildKeywordIndex: more than ${MAX_POSTINGS} postings (${this.n} chunks); split the collection`);
       }
       this.reserve(e + distinct[c]);
@@ -385,15 +409,53 @@ class CompactBuilder {
     }
   }
 
-  /** Scatters the forward lists into CSR postings (dropping them) and returns the index; all chunks must be merged. */
-  finish(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout = resolveLayout({})): CompactBm25 {
-    const { n, dict, fwdTerm, fwdTf, fwdBigTf, docStart, lengths, df } = this;
-    const postings = this.fwdLength;
-    if (this.merged !== n) throw new Error(`buildKeywordIndex: ${this.merged} of ${n} chunks analysed`);
-    docStart[n] = postings;
-    const ids: string[] = new Array<string>(n);
-    for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
+  /**
+   * Writes the current block (chunks `blockDoc .. upTo − 1`) as a run file and empties it. The first spill opens the
+   * folder (removing dead builds' runs). Throws `HarnessError('CACHE_FAILED')` when the folder or file cannot be written.
+   */
+  private spillBlock(upTo: number): void {
+    const plan = this.spill as SpillPlan;
+    if (this.runs === undefined) {
+      openSpillFolder(plan.dir);
+      this.runs = new SpillRuns(plan.dir);
+    }
+    const docs = upTo - this.blockDoc;
+    const docStart = new Int32Array(docs + 1);
+    for (let i = 0; i < docs; i++) docStart[i] = this.docStart[this.blockDoc + i] - this.fwdBase;
+    docStart[docs] = this.fwdLength;
+    this.runs.write({ firstDoc: this.blockDoc, docStart, term: this.fwdTerm, tf: this.fwdTf, bigTf: this.fwdBigTf }, this.dict.size);
+    this.fwdBase += this.fwdLength;
+    this.fwdLength = 0;
+    this.fwdBigTf.clear();
+    this.blockDoc = upTo;
+  }
+
+  /** Run files written by this build (0: the in-memory path) and their bytes (kept after the files are removed). */
+  get spilled(): { runs: number; bytes: number } {
+    return { runs: this.runs?.written ?? 0, bytes: this.runs?.bytes ?? 0 };
+  }
+
+  /** Removes this build's run files (after `finish`, or when the build failed); never throws. */
+  dispose(): void {
+    this.runs?.dispose();
+  }
+
+  /** The postings in CSR form: the forward lists scattered in memory, or (after a spill) the runs merged. */
+  private postings(): { offsets: Int32Array; postDoc: Int32Array; postTf: Uint8Array; bigTf: Map<number, number> } {
+    const { n, dict, fwdTerm, fwdTf, fwdBigTf, docStart, df } = this;
     const vocab = dict.size;
+    if (this.runs !== undefined) {
+      if (this.merged > this.blockDoc) this.spillBlock(this.merged);
+      this.fwdTerm = new Int32Array(0);
+      this.fwdTf = new Uint8Array(0);
+      this.runs.releaseScratch();
+      try {
+        return mergeRuns(this.runs.files, df.subarray(0, vocab));
+      } finally {
+        this.runs.dispose();
+      }
+    }
+    const postings = this.fwdLength;
     // Chunk positions ascending within a term (wink's order).
     const offsets = new Int32Array(vocab + 1);
     for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
@@ -410,6 +472,21 @@ class CompactBuilder {
         if (tf === TF_ESCAPE) bigTf.set(p, fwdBigTf.get(e) as number);
       }
     }
+    return { offsets, postDoc, postTf, bigTf };
+  }
+
+  /**
+   * Scatters the forward lists into CSR postings (or merges the runs, removing them), drops the forward lists and
+   * returns the index; all chunks must be merged.
+   */
+  finish(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout = resolveLayout({})): CompactBm25 {
+    const { n, dict, fwdBigTf, docStart, lengths, df } = this;
+    if (this.merged !== n) throw new Error(`buildKeywordIndex: ${this.merged} of ${n} chunks analysed`);
+    docStart[n] = this.fwdBase + this.fwdLength;
+    const ids: string[] = new Array<string>(n);
+    for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
+    const vocab = dict.size;
+    const { offsets, postDoc, postTf, bigTf } = this.postings();
     this.fwdTerm = new Int32Array(0);
     this.fwdTf = new Uint8Array(0);
     fwdBigTf.clear();
@@ -586,7 +663,28 @@ export interface KeywordBuildOptions extends CompactLayoutOptions {
   batchChars?: number;
   /** In-process below this many characters in all (default {@link KEYWORD_IN_PROCESS_CHARS}); for tests. */
   inProcessChars?: number;
+  /**
+   * Budget in bytes (> 0; `Infinity`: never spill) of the build's posting buffers, outside the final index: the
+   * forward lists (5 bytes a posting) and the sorted copy a spill makes (5 more). When a block of forward lists would
+   * pass `spillBytes / 10` postings it is sorted into a run file in `spillDir` and its memory reused; the runs are
+   * merged into the final arrays at the end (bm25-spill.ts). Default {@link DEFAULT_SPILL_BYTES} (1 GiB). The index
+   * is the same, array for array, whatever the budget. The sweep passes its `bm25BuildBytes` share of `limits.memory`.
+   */
+  spillBytes?: number;
+  /**
+   * Folder of the run files (created when the first run is written; run files of dead builds in it are removed when
+   * the build starts). Default {@link DEFAULT_SPILL_DIR}; the sweep passes `<cacheDir>/bm25-runs`.
+   */
+  spillDir?: string;
+  /** Called once, after the merge, when the build spilled: run files written and their bytes in all. Must not throw. */
+  onSpill?: (runs: number, bytes: number) => void;
 }
+
+/** Default folder of a spilling build's run files: `<os.tmpdir()>/retrieval-sweep-bm25-runs`. */
+export const DEFAULT_SPILL_DIR = path.join(tmpdir(), 'retrieval-sweep-bm25-runs');
+
+/** Folder of the sweep's BM25 run files under the cache folder. */
+export const SPILL_SUBFOLDER = 'bm25-runs';
 
 /**
  * The index of {@link buildCompactBm25Index}`(chunks, params)`, the same in every term id, posting and score, built
@@ -624,14 +722,48 @@ export async function buildKeywordIndexParallel(
   if (!(batchChars >= 1) || !(inProcessChars >= 0)) {
     throw new Error(`buildKeywordIndexParallel: batchChars (${batchChars}) must be >= 1 and inProcessChars (${inProcessChars}) >= 0`);
   }
+  const spillBytes = options.spillBytes ?? DEFAULT_SPILL_BYTES;
+  if (typeof spillBytes !== 'number' || !(spillBytes > 0)) {
+    throw new HarnessError('CONFIG_INVALID', `BM25 build memory (spillBytes ${String(spillBytes)}) must be a number of bytes > 0`, {
+      location: { path: 'spillBytes' },
+      remedy: 'give a budget such as 268435456 (256 MiB), or Infinity to never spill',
+    });
+  }
   checkUniqueIds(chunks);
   const { signal, onProgress } = options;
   signal?.throwIfAborted();
   const ranges = batchesByChars(chunks, batchChars);
   const n = chunks.length;
   const chars = textLength(chunks);
-  const builder = new CompactBuilder(n, estimatePostings(chars));
-  if (chars < inProcessChars || threads === 1 || ranges.length < 2) {
+  const spill = spillBytes === Infinity ? undefined : { bytes: spillBytes, dir: options.spillDir ?? DEFAULT_SPILL_DIR };
+  // A killed build's runs go now, whether or not this build spills (a missing folder is nothing to do).
+  if (spill) removeDeadTemporaries(spill.dir);
+  const builder = new CompactBuilder(n, estimatePostings(chars), spill);
+  try {
+    const index = await buildWith(builder, chunks, ranges, threads, chars < inProcessChars, k1, b, layout, options);
+    const { runs, bytes } = builder.spilled;
+    if (runs > 0) options.onSpill?.(runs, bytes);
+    return index;
+  } finally {
+    builder.dispose();
+  }
+}
+
+/** The analysis and merge of {@link buildKeywordIndexParallel} into `builder` (which the caller disposes). */
+async function buildWith(
+  builder: CompactBuilder,
+  chunks: readonly Chunk[],
+  ranges: [number, number][],
+  threads: number,
+  small: boolean,
+  k1: number,
+  b: number,
+  layout: ResolvedLayout,
+  options: KeywordBuildOptions,
+): Promise<KeywordIndex> {
+  const { signal, onProgress } = options;
+  const n = chunks.length;
+  if (small || threads === 1 || ranges.length < 2) {
     const table = createTermTable();
     for (const [from, to] of ranges) {
       signal?.throwIfAborted();

@@ -4,7 +4,8 @@
  */
 import type { EmbedRole } from '../embed/provider.js';
 import type { Hit } from '../types.js';
-import { buildKeywordIndexParallel, type Bm25Params } from './bm25.js';
+import path from 'node:path';
+import { buildKeywordIndexParallel, SPILL_SUBFOLDER, type Bm25Params } from './bm25.js';
 import { buildVectorIndex, buildVectorIndexFromMatrix } from './semantic.js';
 import type { VectorMatrix } from './vector-matrix.js';
 import { fuseTwo, type FusionSetting } from './fusion.js';
@@ -15,14 +16,22 @@ import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, Retri
  * chunk ids with BM25 scores > 0, at most `depth`. `describe()` gives the effective parameters. The index is built
  * with the analysis on worker threads for large chunkings (`buildKeywordIndexParallel`), stopping on `ctx.signal`;
  * `options.onProgress(doneChunks, totalChunks)` is called as analysed batches are merged (the sweep's stall watchdog).
- * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] (when the factory runs).
+ * The build's posting buffers stay under `options.spillBytes` (bytes; default `DEFAULT_SPILL_BYTES`, 1 GiB): past
+ * it, sorted runs are written to `<ctx.cacheDir>/bm25-runs` and merged (bm25-spill.ts); the index is the same.
+ * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] or spillBytes ≤ 0 (when the factory runs),
+ *   HarnessError('CACHE_FAILED') when a run file cannot be written.
  */
 export function keywordRetriever(
   params: Partial<Bm25Params> = {},
-  options: { onProgress?: (doneChunks: number, totalChunks: number) => void } = {},
+  options: { onProgress?: (doneChunks: number, totalChunks: number) => void; spillBytes?: number } = {},
 ): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
-    const index = await buildKeywordIndexParallel(ctx.chunks, params, { signal: ctx.signal, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    const index = await buildKeywordIndexParallel(ctx.chunks, params, {
+      signal: ctx.signal,
+      spillDir: path.join(ctx.cacheDir, SPILL_SUBFOLDER),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.spillBytes !== undefined ? { spillBytes: options.spillBytes } : {}),
+    });
     return {
       search: (q, depth) => index.search(q.text, depth),
       searchBatch: async (qs, depth) => index.searchBatch(qs.map((q) => q.text), depth),
