@@ -6,6 +6,8 @@
  *               MaxScore from MAXSCORE_MIN_CHUNKS chunks on, exhaustive below)
  *   ours-threads buildKeywordIndexParallel (the same index, the analysis on 2 worker threads: what the sweep builds)
  *   ours-exhaustive the same index with topK: 'exhaustive' (every posting scored: the search before MaxScore)
+ *   ours-spill  buildKeywordIndexParallel with `spillBytes` = --spill-bytes (2 workers; sorted runs in a temporary
+ *               folder, merged at the end: the same index); only when --engines names it
  *   xapian      Xapian 1.4 through Debian's python3-xapian (bench/bm25-xapian.py, spawned): an on-disk glass
  *               database of our analyser's terms (wdf = occurrences), BM25Weight(1.2, 0, 1, 0.75, 0), OP_OR queries
  *               of our query terms, XAPIAN_FLUSH_THRESHOLD 1,000,000 unless set; skipped with a message when
@@ -31,6 +33,7 @@
  *   --repeat N          timed passes over the queries after one untimed warm-up pass; median reported (default 3)
  *   --queries N         only the first N queries (default all; for slow peers on large corpora)
  *   --out FILE          also write the results as JSON
+ *   --spill-bytes N     ours-spill: the build's posting budget in bytes (default 33554432, 32 MiB)
  *   --search-blocks L   ours, ours-threads: also time the queries on the same index at these search block sizes
  *                       (chunk positions per block; 0 = one block, the unblocked term-at-a-time search), interleaved
  *
@@ -44,7 +47,10 @@
  * Each (corpus, engine) runs in its own child process (`node --expose-gc`), so memory figures belong to one engine:
  * `index_mb` = (V8 heap used + ArrayBuffers) after the build and a full GC minus the same before the build (the corpus
  * itself excluded), `rss_before_mb` / `rss_mb` = resident set before / after the build, `peak_rss_mb` = the process's maximum resident set
- * (corpus included). Output: one JSON line per result on stdout, a table on stderr.
+ * (corpus included), `build_peak_heap_mb` = the largest (V8 heap used + ArrayBuffers) sampled every 20 ms during the
+ * build minus the same before it (main thread only: worker heaps are in the RSS figures; a build on this thread never
+ * yields to the sampler, so it reads 0 there). ours*: `postings` of the index; ours-spill: `spill_runs`, `spill_mb`.
+ * Output: one JSON line per result on stdout, a table on stderr.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -74,7 +80,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
 
 /** The engines this bench knows. */
-export const BM25_BENCH_ENGINES = ['ours', 'ours-threads', 'ours-exhaustive', 'adapter', 'wink', 'minisearch', 'xapian', 'fts5'] as const;
+export const BM25_BENCH_ENGINES = ['ours', 'ours-threads', 'ours-exhaustive', 'adapter', 'wink', 'minisearch', 'xapian', 'fts5', 'ours-spill'] as const;
 export type Bm25BenchEngine = (typeof BM25_BENCH_ENGINES)[number];
 
 /** One measurement. Times in seconds, memory in MB (2^20 bytes). */
@@ -91,6 +97,13 @@ export interface Bm25BenchResult {
   rss_before_mb: number;
   rss_mb: number;
   peak_rss_mb: number;
+  /** Largest main-thread (heap used + ArrayBuffers) sampled during the build, minus before it (see the header). */
+  build_peak_heap_mb: number;
+  /** ours*: postings in the index. */
+  postings?: number;
+  /** ours-spill: run files written and their MB. */
+  spill_runs?: number;
+  spill_mb?: number;
   /** Median queries per second over the timed passes. */
   queries_per_second: number;
   /** Total hits returned by one pass (a cheap check that engines did comparable work). */
@@ -115,6 +128,8 @@ type Searcher = ((query: string) => number) & {
   identicalToExhaustive?: (queries: readonly string[]) => number;
   /** Sets the search strategy; returns the one it replaced. */
   setTopK?: (s: TopKStrategy) => TopKStrategy;
+  postings?: number;
+  spill?: { runs: number; bytes: number };
 };
 
 /**
@@ -123,7 +138,8 @@ type Searcher = ((query: string) => number) & {
  */
 function oursSearcher(index: KeywordIndex, depth: number): Searcher {
   const s: Searcher = (q) => index.search(q, depth).length;
-  const fields = index as unknown as { blockDocs: number; topK: TopKStrategy };
+  const fields = index as unknown as { blockDocs: number; topK: TopKStrategy; postDoc: Int32Array };
+  s.postings = fields.postDoc.length;
   s.setBlockDocs = (b) => (fields.blockDocs = b);
   s.setTopK = (t) => {
     const was = fields.topK;
@@ -194,8 +210,21 @@ function fts5Searcher(chunks: readonly Chunk[], depth: number): Searcher {
 }
 
 /** Builds `engine` over `chunks`; returns its search function. */
-async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number): Promise<Searcher> {
+async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number, spillBytes: number): Promise<Searcher> {
   switch (engine) {
+    case 'ours-spill': {
+      const dir = mkdtempSync(path.join(tmpdir(), 'bench-bm25-spill-'));
+      try {
+        let runs = 0;
+        let bytes = 0;
+        const index = await buildKeywordIndexParallel(chunks, {}, { spillBytes, spillDir: dir, onSpill: (r, b) => ((runs = r), (bytes = b)) });
+        const s = oursSearcher(index, depth);
+        s.spill = { runs, bytes };
+        return s;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
     case 'ours':
       return oursSearcher(buildKeywordIndex(chunks), depth);
     case 'ours-threads':
@@ -235,6 +264,8 @@ interface WinkRaw {
 }
 
 const MB = 1024 * 1024;
+/** ours-spill's default budget: 32 MiB, small enough to spill several runs at 200k chunks. */
+const DEFAULT_BENCH_SPILL_BYTES = 32 * MB;
 function gc(): void {
   const g = (globalThis as { gc?: () => void }).gc;
   if (g) {
@@ -257,16 +288,19 @@ export async function measureBm25(
   engine: Bm25BenchEngine,
   chunks: readonly Chunk[],
   queries: readonly string[],
-  opts: { depth?: number; repeat?: number; blocks?: number[] } = {},
+  opts: { depth?: number; repeat?: number; blocks?: number[]; spillBytes?: number } = {},
 ): Promise<Bm25BenchResult> {
   const depth = opts.depth ?? 100;
   const repeat = opts.repeat ?? 3;
   gc();
   const before = heapBytes();
   const rssBefore = process.memoryUsage().rss / MB;
+  let peakHeap = before;
+  const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, heapBytes())), 20);
   const t0 = performance.now();
-  const search = await buildEngine(engine, chunks, depth);
+  const search = await buildEngine(engine, chunks, depth, opts.spillBytes ?? DEFAULT_BENCH_SPILL_BYTES);
   const buildSeconds = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
   gc();
   const indexMb = (heapBytes() - before) / MB;
   const rssMb = process.memoryUsage().rss / MB;
@@ -323,6 +357,9 @@ export async function measureBm25(
     rss_before_mb: round(rssBefore, 1),
     rss_mb: round(rssMb, 1),
     peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
+    build_peak_heap_mb: round((peakHeap - before) / MB, 1),
+    ...(search.postings !== undefined ? { postings: search.postings } : {}),
+    ...(search.spill ? { spill_runs: search.spill.runs, spill_mb: round(search.spill.bytes / MB, 1) } : {}),
     queries_per_second: round(rates[Math.floor(rates.length / 2)], 1),
     hits,
     ...(byBlock ? { queries_per_second_by_block: byBlock } : {}),
@@ -390,6 +427,7 @@ export function measureXapian(corpus: string, chunks: readonly Chunk[], queries:
       rss_before_mb: round(rssBefore, 1),
       rss_mb: round(x.peak_rss_kb / 1024, 1),
       peak_rss_mb: round(x.peak_rss_kb / 1024, 1),
+      build_peak_heap_mb: 0,
       queries_per_second: round(x.queries_per_second, 1),
       hits: x.hits,
     };
@@ -447,6 +485,7 @@ interface ChildParams {
   repeat: number;
   queries?: number;
   blocks?: number[];
+  spillBytes?: number;
 }
 
 /** The child: load the corpus, measure one engine, print one JSON line. */
@@ -466,7 +505,7 @@ async function child(p: ChildParams): Promise<void> {
     process.stdout.write(`${JSON.stringify(x ?? { skipped: 'xapian: no python3 can `import xapian` (apt-get install -y python3-xapian)' })}\n`);
     return;
   }
-  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)) });
+  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)), spillBytes: p.spillBytes });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -495,10 +534,11 @@ async function main(): Promise<void> {
     .option('--repeat <n>', 'timed passes (median reported)', '3')
     .option('--queries <n>', 'only the first n queries')
     .option('--out <file>', 'write the results as JSON')
+    .option('--spill-bytes <n>', 'ours-spill: the build\'s posting budget in bytes', String(DEFAULT_BENCH_SPILL_BYTES))
     .option('--search-blocks <list>', 'ours: also time the queries at these search block sizes (0 = one block: the unblocked search)')
     .option('--child <json>', 'internal: run one measurement');
   program.parse();
-  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string; searchBlocks?: string }>();
+  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string; searchBlocks?: string; spillBytes: string }>();
   if (o.child) return child(JSON.parse(o.child) as ChildParams);
   const depth = Number(o.depth);
   const repeat = Number(o.repeat);
@@ -515,10 +555,10 @@ async function main(): Promise<void> {
         ? ['ours', 'ours-threads', 'wink', 'minisearch', 'xapian', 'fts5']
         : corpus !== 'scifact' && Number(c) > 300_000
           ? ['ours', 'xapian', 'fts5']
-          : [...BM25_BENCH_ENGINES]);
+          : BM25_BENCH_ENGINES.filter((e) => e !== 'ours-spill'));
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
-      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number) });
+      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number), spillBytes: Number(o.spillBytes) });
       if ('skipped' in r) {
         process.stderr.write(`bench:bm25 ${corpus} ${engine} skipped: ${r.skipped}\n`);
         continue;
@@ -532,14 +572,15 @@ async function main(): Promise<void> {
 }
 
 function table(rs: Bm25BenchResult[]): string {
-  const lines = ['corpus        engine           chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB     q/s  vs xapian  identical'];
+  const lines = ['corpus        engine           chunks    build_s  index_MB  rss0_MB  rss_MB  peak_MB  heap+MB     q/s  vs xapian  identical  runs'];
   for (const r of rs) {
     const base = rs.find((x) => x.corpus === r.corpus && x.engine === 'xapian');
     const speedup = base ? `${(r.queries_per_second / base.queries_per_second).toFixed(2)}x` : '';
     lines.push(
       [r.corpus.padEnd(13), r.engine.padEnd(15), String(r.chunks).padStart(8), r.build_seconds.toFixed(1).padStart(9),
-        r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8),
-        r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(10), (r.identical_to_exhaustive === undefined ? '' : `${r.identical_to_exhaustive}/${r.queries}`).padStart(10)].join(' '),
+        r.index_mb.toFixed(0).padStart(9), r.rss_before_mb.toFixed(0).padStart(8), r.rss_mb.toFixed(0).padStart(7), r.peak_rss_mb.toFixed(0).padStart(8), r.build_peak_heap_mb.toFixed(0).padStart(8),
+        r.queries_per_second.toFixed(0).padStart(7), speedup.padStart(10), (r.identical_to_exhaustive === undefined ? '' : `${r.identical_to_exhaustive}/${r.queries}`).padStart(10),
+        (r.spill_runs === undefined ? '' : String(r.spill_runs)).padStart(5)].join(' '),
     );
   }
   return `${lines.join('\n')}\n`;
