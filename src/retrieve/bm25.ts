@@ -696,10 +696,15 @@ export const SPILL_SUBFOLDER = 'bm25-runs';
  * not beside the corpus, and this thread allocates almost nothing per batch. Inputs under
  * {@link KEYWORD_IN_PROCESS_CHARS} characters run in-process (starting a worker costs ~0.1-0.5 s). Memory: the
  * one-thread build's (forward lists ≈ 5 bytes a posting, then the postings) plus, per worker, its term table and
- * 3 slots of about 16 bytes per chunk and per forward-list entry of a batch.
+ * 3 slots of about 16 bytes per chunk and per forward-list entry of a batch. With `spillBytes` (default
+ * {@link DEFAULT_SPILL_BYTES}) the forward lists are held in blocks of at most `spillBytes / 10` postings, each sorted
+ * into a run file in `spillDir` when full, and the runs merged into the postings at the end (bm25-spill.ts): the
+ * same index, array for array; the transient memory is then about `spillBytes` during the analysis and the final
+ * postings plus 1 MiB per run during the merge. The spill runs on this thread, so it works alike with any `threads`.
  *
  * Rejects with what {@link buildCompactBm25Index} throws, `HarnessError('CONFIG_INVALID')` when `threads` is not an
- * integer ≥ 1, and a plain `Error` for `searchBlockDocs` < 1, `batchChars` < 1 or `inProcessChars` < 0 (all before
+ * integer ≥ 1 or `spillBytes` is not > 0, `HarnessError('CACHE_FAILED')` when the spill folder or a run file cannot be
+ * written (run files are removed however the build ends), and a plain `Error` for `searchBlockDocs` < 1, `batchChars` < 1 or `inProcessChars` < 0 (all before
  * any work); with `signal.reason` when aborted, and what `onProgress` throws; a worker's failure rejects with a plain
  * `Error` (a bug) carrying its stack. Workers are stopped and the abort listener removed however the build ends.
  */
