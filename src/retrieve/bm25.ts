@@ -450,7 +450,10 @@ class CompactBuilder {
       this.fwdTf = new Uint8Array(0);
       this.runs.releaseScratch();
       try {
-        return mergeRuns(this.runs.files, df.subarray(0, vocab));
+        // Read buffers: half the budget over the runs, 64 KiB to 1 MiB each (a larger group grows its buffer).
+        const files = this.runs.files;
+        const buffer = Math.max(64 * 1024, Math.min(1 << 20, Math.floor((this.spill as SpillPlan).bytes / 2 / files.length)));
+        return mergeRuns(files, df.subarray(0, vocab), buffer);
       } finally {
         this.runs.dispose();
       }
@@ -700,7 +703,7 @@ export const SPILL_SUBFOLDER = 'bm25-runs';
  * {@link DEFAULT_SPILL_BYTES}) the forward lists are held in blocks of at most `spillBytes / 10` postings, each sorted
  * into a run file in `spillDir` when full, and the runs merged into the postings at the end (bm25-spill.ts): the
  * same index, array for array; the transient memory is then about `spillBytes` during the analysis and the final
- * postings plus 1 MiB per run during the merge. The spill runs on this thread, so it works alike with any `threads`.
+ * postings plus a read buffer per run during the merge (half the budget over the runs, 64 KiB to 1 MiB each). The spill runs on this thread, so it works alike with any `threads`.
  *
  * Rejects with what {@link buildCompactBm25Index} throws, `HarnessError('CONFIG_INVALID')` when `threads` is not an
  * integer ≥ 1 or `spillBytes` is not > 0, `HarnessError('CACHE_FAILED')` when the spill folder or a run file cannot be
