@@ -16,6 +16,7 @@ import { isHarnessError } from '../../src/errors.js';
 import { loadBeir } from '../../src/load/beir.js';
 import { buildKeywordIndexParallel, type KeywordIndex } from '../../src/retrieve/bm25.js';
 import { createSortScratch, mergeRuns, TF_ESCAPE, writeRun, type ForwardBlock } from '../../src/retrieve/bm25-spill.js';
+import { keywordRetriever } from '../../src/retrieve/builtin.js';
 import type { Chunk } from '../../src/types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -152,6 +153,21 @@ describe('a spilling build is the in-memory build', () => {
     for (const bad of [0, -1, Number.NaN]) {
       const err = await buildKeywordIndexParallel([chunk('a', 'pump')], {}, { spillBytes: bad }).catch((e: unknown) => e);
       expect(isHarnessError(err) && err.code === 'CONFIG_INVALID' && err.message.includes(`spillBytes ${String(bad)}`)).toBe(true);
+    }
+  });
+});
+
+describe('keywordRetriever spills under <cacheDir>/bm25-runs', () => {
+  it('with a budget of 100 bytes it writes runs there (the folder is created), removes them, and ranks as without', async () => {
+    const cacheDir = tempDir();
+    const chunks = Array.from({ length: 40 }, (_, i) => chunk(`c${i}`, `pump seal ${i % 7} kit ${'valve '.repeat(i % 5)}bearing`));
+    const ctx = { documents: [], chunks, chunking: { size: null, overlap: 0 }, chunkingKey: 'none', options: {}, signal: new AbortController().signal, cacheDir } as unknown as Parameters<ReturnType<typeof keywordRetriever>>[0];
+    const spilled = await keywordRetriever({}, { spillBytes: 100 })(ctx);
+    const memory = await keywordRetriever({}, { spillBytes: Infinity })(ctx);
+    expect(readdirSync(path.join(cacheDir, 'bm25-runs'))).toEqual([]);
+    for (const text of ['pump valve', 'seal 3', 'bearing kit valve valve']) {
+      const q = { id: 'q', text };
+      expect(await spilled.search(q, 10, ctx.signal)).toEqual(await memory.search(q, 10, ctx.signal));
     }
   });
 });
