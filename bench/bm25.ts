@@ -34,6 +34,7 @@
  *   --queries N         only the first N queries (default all; for slow peers on large corpora)
  *   --out FILE          also write the results as JSON
  *   --spill-bytes N     ours-spill: the build's posting budget in bytes (default 33554432, 32 MiB)
+ *   --spill-threads N   ours-spill: analysis threads (default 2, as the sweep; 1 = in-process, no workers)
  *   --search-blocks L   ours, ours-threads: also time the queries on the same index at these search block sizes
  *                       (chunk positions per block; 0 = one block, the unblocked term-at-a-time search), interleaved
  *
@@ -210,14 +211,14 @@ function fts5Searcher(chunks: readonly Chunk[], depth: number): Searcher {
 }
 
 /** Builds `engine` over `chunks`; returns its search function. */
-async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number, spillBytes: number): Promise<Searcher> {
+async function buildEngine(engine: Bm25BenchEngine, chunks: readonly Chunk[], depth: number, spillBytes: number, spillThreads: number): Promise<Searcher> {
   switch (engine) {
     case 'ours-spill': {
       const dir = mkdtempSync(path.join(tmpdir(), 'bench-bm25-spill-'));
       try {
         let runs = 0;
         let bytes = 0;
-        const index = await buildKeywordIndexParallel(chunks, {}, { spillBytes, spillDir: dir, onSpill: (r, b) => ((runs = r), (bytes = b)) });
+        const index = await buildKeywordIndexParallel(chunks, {}, { threads: spillThreads, spillBytes, spillDir: dir, onSpill: (r, b) => ((runs = r), (bytes = b)) });
         const s = oursSearcher(index, depth);
         s.spill = { runs, bytes };
         return s;
@@ -288,7 +289,7 @@ export async function measureBm25(
   engine: Bm25BenchEngine,
   chunks: readonly Chunk[],
   queries: readonly string[],
-  opts: { depth?: number; repeat?: number; blocks?: number[]; spillBytes?: number } = {},
+  opts: { depth?: number; repeat?: number; blocks?: number[]; spillBytes?: number; spillThreads?: number } = {},
 ): Promise<Bm25BenchResult> {
   const depth = opts.depth ?? 100;
   const repeat = opts.repeat ?? 3;
@@ -298,7 +299,7 @@ export async function measureBm25(
   let peakHeap = before;
   const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, heapBytes())), 20);
   const t0 = performance.now();
-  const search = await buildEngine(engine, chunks, depth, opts.spillBytes ?? DEFAULT_BENCH_SPILL_BYTES);
+  const search = await buildEngine(engine, chunks, depth, opts.spillBytes ?? DEFAULT_BENCH_SPILL_BYTES, opts.spillThreads ?? 2);
   const buildSeconds = (performance.now() - t0) / 1000;
   clearInterval(sampler);
   gc();
@@ -486,6 +487,7 @@ interface ChildParams {
   queries?: number;
   blocks?: number[];
   spillBytes?: number;
+  spillThreads?: number;
 }
 
 /** The child: load the corpus, measure one engine, print one JSON line. */
@@ -505,7 +507,7 @@ async function child(p: ChildParams): Promise<void> {
     process.stdout.write(`${JSON.stringify(x ?? { skipped: 'xapian: no python3 can `import xapian` (apt-get install -y python3-xapian)' })}\n`);
     return;
   }
-  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)), spillBytes: p.spillBytes });
+  const result = await measureBm25(p.corpus, p.engine, chunks, queries, { depth: p.depth, repeat: p.repeat, blocks: p.blocks?.map((b) => (b === 0 ? chunks.length : b)), spillBytes: p.spillBytes, spillThreads: p.spillThreads });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -534,11 +536,12 @@ async function main(): Promise<void> {
     .option('--repeat <n>', 'timed passes (median reported)', '3')
     .option('--queries <n>', 'only the first n queries')
     .option('--out <file>', 'write the results as JSON')
+    .option('--spill-threads <n>', 'ours-spill: analysis threads', '2')
     .option('--spill-bytes <n>', 'ours-spill: the build\'s posting budget in bytes', String(DEFAULT_BENCH_SPILL_BYTES))
     .option('--search-blocks <list>', 'ours: also time the queries at these search block sizes (0 = one block: the unblocked search)')
     .option('--child <json>', 'internal: run one measurement');
   program.parse();
-  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string; searchBlocks?: string; spillBytes: string }>();
+  const o = program.opts<{ datasets: string; corpora: string; engines?: string; depth: string; repeat: string; queries?: string; out?: string; child?: string; searchBlocks?: string; spillBytes: string; spillThreads: string }>();
   if (o.child) return child(JSON.parse(o.child) as ChildParams);
   const depth = Number(o.depth);
   const repeat = Number(o.repeat);
@@ -558,7 +561,7 @@ async function main(): Promise<void> {
           : BM25_BENCH_ENGINES.filter((e) => e !== 'ours-spill'));
     for (const engine of list as Bm25BenchEngine[]) {
       process.stderr.write(`bench:bm25 ${corpus} ${engine} ...\n`);
-      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number), spillBytes: Number(o.spillBytes) });
+      const r = await runChild({ datasets: o.datasets, corpus, engine, depth, repeat, queries, blocks: o.searchBlocks?.split(',').map(Number), spillBytes: Number(o.spillBytes), spillThreads: Number(o.spillThreads) });
       if ('skipped' in r) {
         process.stderr.write(`bench:bm25 ${corpus} ${engine} skipped: ${r.skipped}\n`);
         continue;
