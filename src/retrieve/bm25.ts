@@ -442,9 +442,10 @@ class CompactBuilder {
 
   /** The postings in CSR form: the forward lists scattered in memory, or (after a spill) the runs merged. */
   private postings(): { offsets: Int32Array; postDoc: Int32Array; postTf: Uint8Array; bigTf: Map<number, number> } {
-    const { n, dict, fwdTerm, fwdTf, fwdBigTf, docStart, df } = this;
-    const vocab = dict.size;
+    const vocab = this.dict.size;
+    const { df } = this;
     if (this.runs !== undefined) {
+      // The forward arrays are dropped (not held by a local) before the merge allocates the final ones.
       if (this.merged > this.blockDoc) this.spillBlock(this.merged);
       this.fwdTerm = new Int32Array(0);
       this.fwdTf = new Uint8Array(0);
@@ -458,6 +459,7 @@ class CompactBuilder {
         this.runs.dispose();
       }
     }
+    const { n, fwdTerm, fwdTf, fwdBigTf, docStart } = this;
     const postings = this.fwdLength;
     // Chunk positions ascending within a term (wink's order).
     const offsets = new Int32Array(vocab + 1);
@@ -703,12 +705,13 @@ export const SPILL_SUBFOLDER = 'bm25-runs';
  * {@link DEFAULT_SPILL_BYTES}) the forward lists are held in blocks of at most `spillBytes / 10` postings, each sorted
  * into a run file in `spillDir` when full, and the runs merged into the postings at the end (bm25-spill.ts): the
  * same index, array for array; the transient memory is then about `spillBytes` during the analysis and the final
- * postings plus a read buffer per run during the merge (half the budget over the runs, 64 KiB to 1 MiB each). The spill runs on this thread, so it works alike with any `threads`.
+ * postings plus a read buffer per run during the merge (half the budget over the runs, 64 KiB to 1 MiB each). The
+ * spill runs on this thread, so it works alike with any `threads`.
  *
  * Rejects with what {@link buildCompactBm25Index} throws, `HarnessError('CONFIG_INVALID')` when `threads` is not an
  * integer ≥ 1 or `spillBytes` is not > 0, `HarnessError('CACHE_FAILED')` when the spill folder or a run file cannot be
- * written (run files are removed however the build ends), and a plain `Error` for `searchBlockDocs` < 1, `batchChars` < 1 or `inProcessChars` < 0 (all before
- * any work); with `signal.reason` when aborted, and what `onProgress` throws; a worker's failure rejects with a plain
+ * written (run files are removed however the build ends), and a plain `Error` for `searchBlockDocs` < 1,
+ * `batchChars` < 1 or `inProcessChars` < 0 (all before any work); with `signal.reason` when aborted, and what `onProgress` throws; a worker's failure rejects with a plain
  * `Error` (a bug) carrying its stack. Workers are stopped and the abort listener removed however the build ends.
  */
 export async function buildKeywordIndexParallel(
