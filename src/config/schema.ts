@@ -406,7 +406,7 @@ export const configSchema = z
             return bytes;
           })
           .describe(
-            'Memory budget of a sweep: bytes, or a size such as "12GB" (powers of 1024). Default 12 GiB. A model\'s dense vectors stay in memory while they fit a quarter of it (shared by the models embedding at once), else they go to a file in the cache folder that exact search reads one shard (1/64 of it, at most 1 GiB) at a time, with identical results; validate and run refuse a plan whose rankings alone (4 KB per configuration and scored question) exceed it (docs/scale.md).',
+            'Memory budget of a sweep: bytes, or a size such as "12GB" (powers of 1024). Default 12 GiB. A model\'s dense vectors stay in memory while they fit a quarter of it (shared by the models embedding at once), else they go to a file in the cache folder that exact search reads one shard (1/64 of it, at most 16 MiB) at a time, with identical results; validate and run refuse a plan whose rankings alone (4 KB per configuration and scored question) exceed it (docs/scale.md).',
           ),
       })
       .strict()

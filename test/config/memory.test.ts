@@ -27,17 +27,18 @@ describe('parseByteSize: bytes, or <number><unit> in powers of 1024', () => {
 });
 
 describe('memoryShares', () => {
-  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB)', () => {
+  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB', () => {
     expect(memoryShares(12 * GiB)).toEqual({
       limitBytes: 12 * GiB,
       denseResidentBytes: (12 * GiB) / 4,
-      denseShardBytes: (12 * GiB) / 64,
+      denseShardBytes: 16 * MiB,
       bm25BuildBytes: (12 * GiB) / 4,
     });
   });
 
-  it('the shard buffer is clamped to [64 KiB, 1 GiB]', () => {
-    expect(memoryShares(128 * GiB).denseShardBytes).toBe(GiB); // 128/64 = 2 GiB → 1 GiB
+  it('the shard buffer is clamped to [64 KiB, 16 MiB]', () => {
+    expect(memoryShares(512 * MiB).denseShardBytes).toBe((512 * MiB) / 64); // 8 MiB: in range
+    expect(memoryShares(128 * GiB).denseShardBytes).toBe(16 * MiB); // 128 GiB/64 = 2 GiB → 16 MiB
     expect(memoryShares(2 * MiB).denseShardBytes).toBe(64 * 1024); // 2 MiB/64 = 32 KiB → 64 KiB
     expect(memoryShares(2 * MiB + 3).denseResidentBytes).toBe(Math.floor((2 * MiB + 3) / 4));
   });
@@ -59,7 +60,8 @@ describe('memoryShares', () => {
 describe('the memory floor', () => {
   it('rankings: configurations × scored questions × 4 KB, plus one shard buffer when a mode is dense', () => {
     expect(memoryFloor(6, 300, false, 12 * GiB)).toEqual({ rankingsBytes: 6 * 300 * 4096, denseBytes: 0, totalBytes: 6 * 300 * 4096 });
-    expect(memoryFloor(6, 300, true, 12 * GiB).totalBytes).toBe(6 * 300 * 4096 + (12 * GiB) / 64);
+    expect(memoryFloor(6, 300, true, 12 * GiB).totalBytes).toBe(6 * 300 * 4096 + 16 * MiB);
+    expect(memoryFloor(6, 300, true, 256 * MiB).totalBytes).toBe(6 * 300 * 4096 + (256 * MiB) / 64);
   });
 
   it('refused above the limit: CONFIG_INVALID at limits.memory naming the limit, the floor and its parts, with a remedy', () => {
