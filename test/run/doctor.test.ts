@@ -1,7 +1,7 @@
 /** Issue 24 §1: `doctor CACHEDIR` verifies a cache folder, lists what it would drop (exit 1), and `--fix` drops it. */
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/schema.js';
@@ -27,17 +27,23 @@ describe('doctor', () => {
     expect((await cli('doctor', cacheDir)).out).toContain('2 ranking checkpoints, 2 chunking checkpoints, 0 cached vectors, 0 GloVe tables checked; 0 to drop');
     const file = path.join(cp, readdirSync(cp).find((f) => f.endsWith('.json'))!);
     writeFileSync(file, readFileSync(file, 'utf8').replace(/\d(?=\]\])/, (d) => String((Number(d) + 1) % 10)));
-    const dead = path.join(cp, `x.json.tmp-${spawnSync(process.execPath, ['-e', '']).pid}-1`);
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    const dead = path.join(cp, `x.json.tmp-${deadPid}-1`);
     writeFileSync(dead, '{');
+    // a killed run's dense vector file (issue 25: vectors past the limits.memory share)
+    mkdirSync(path.join(cacheDir, 'vectors'));
+    const deadVectors = path.join(cacheDir, 'vectors', `m.none.f32.tmp-${deadPid}-1`);
+    writeFileSync(deadVectors, 'x');
     const r = await cli('doctor', cacheDir);
     expect(r.code).toBe(EXIT.input);
-    expect(r.out).toContain('; 2 to drop (run again with --fix');
+    expect(r.out).toContain('; 3 to drop (run again with --fix');
+    expect(r.out).toContain(`would drop ${deadVectors}: temporary of a run that is gone`);
     expect(r.out).toContain(`would drop ${file}: does not match its content hash`);
     expect(r.out).toContain(`would drop ${dead}: temporary of a run that is gone`);
     expect(existsSync(file)).toBe(true); // nothing changed without --fix
     const fixed = await cli('doctor', cacheDir, '--fix');
     expect(fixed.code).toBe(EXIT.ok);
-    expect([existsSync(file), existsSync(dead)]).toEqual([false, false]);
+    expect([existsSync(file), existsSync(dead), existsSync(deadVectors)]).toEqual([false, false, false]);
     const again = await cli('doctor', cacheDir);
     expect([again.code, again.out.includes('1 ranking checkpoints, 2 chunking checkpoints, 0 cached vectors, 0 GloVe tables checked; 0 to drop')]).toEqual([EXIT.ok, true]);
   });
