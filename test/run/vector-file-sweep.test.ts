@@ -3,7 +3,8 @@
  * `limits.memory` (vectors resident) and with 8 MiB (a quarter of it, 2 MiB, is below the 5,183 × 112 float32 matrix,
  * so the vectors go to a file the exact search streams through in 128 KiB shards, 18 of them): runs/ and per-query.jsonl
  * byte-identical, every metric equal (scripts/compare-results.ts). Also: the files are gone after the run, a killed
- * run's leftover is removed, and a budget below the plan's floor is refused before any work.
+ * run's leftover is removed, and a budget below the plan's floor is refused before any work. And the same on the
+ * bundled helpdesk demo with bag-of-words vectors (many exact ties) in 64 KiB shards, which always runs.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,9 +19,12 @@ import { writeArtifacts } from '../../src/run/artifacts.js';
 import { planSweep } from '../../src/run/plan.js';
 import { runSweep } from '../../src/run/sweep.js';
 import type { SweepResult } from '../../src/types.js';
+import type { EmbeddingProvider, EmbedRole } from '../../src/embed/provider.js';
+import { bagVector } from '../helpers/bag.js';
 import { compareResults } from '../../scripts/compare-results.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const helpdesk = path.join(repo, 'datasets/helpdesk');
 const scifact = path.resolve(repo, '../shared/datasets/scifact');
 const MiB = 1024 ** 2;
 
@@ -100,3 +104,61 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('dense vectors 
     }
   });
 });
+
+/** Bag-of-words vectors of 512 dimensions (test/helpers/bag.ts): 2 KB a row, and many exactly tied scores. */
+function bagProvider(): EmbeddingProvider {
+  const D = 512;
+  return {
+    name: 'bag',
+    label: 'bag',
+    dimensions: D,
+    cacheKey: (role: EmbedRole) => `bag-vecfile-v1:${role}`,
+    async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
+      return texts.map((t) => bagVector(t, D));
+    },
+    truncatedCount: () => 0,
+    describe: () => ({ provider: 'bag' }),
+    close: async () => {},
+  };
+}
+
+describe('dense vectors from a file on the helpdesk demo (bag-of-words vectors, ties across 64 KiB shards)', () => {
+  it('2 MB budget: vectors in a file, runs/ and per-query.jsonl identical to the resident default', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'rs-vecfile-helpdesk-'));
+    try {
+      const outs: Record<string, { out: string; result: SweepResult }> = {};
+      for (const [name, extra] of [['resident', {}], ['file', { limits: { memory: '2MB' } }]] as const) {
+        const config = parseConfig({
+          name: 'vecfile',
+          dataset: { path: helpdesk },
+          chunking: { sizes: [32], overlap: 0 },
+          topK: [5],
+          modes: ['semantic', 'hybrid'],
+          embeddings: [],
+          primaryMetric: 'ndcg@5',
+          cacheDir: path.join(tmp, `cache-${name}`),
+          ...extra,
+        });
+        const { result: raw } = await runSweep(config, { providers: [bagProvider()], resume: false, now: () => new Date('2026-01-01T00:00:00Z') });
+        const analysis = analyze(raw, { seed: 7, resamples: 1000 });
+        const result = withStatistics(raw, analysis);
+        const out = path.join(tmp, name);
+        writeArtifacts(out, result, renderReports(result, analysis) as unknown as Record<string, string>);
+        outs[name] = { out, result };
+      }
+      type Emb = { vectors: { storage: string; matrix_bytes: number; share_bytes: number; shard_bytes?: number } };
+      const v = (outs.file.result.manifest.embeddings as Emb[])[0].vectors;
+      // 2 MiB: a 512 KiB share (2 MiB / 4 / min(concurrency 2, 1 model)), shards of 64 KiB (2 MiB / 64 = 32 KiB → 64 KiB)
+      expect(v).toMatchObject({ storage: 'file', share_bytes: (2 * MiB) / 4, shard_bytes: 64 * 1024 });
+      // each row is 512 floats = 2 KiB, so more than 256 chunks exceed the share
+      expect(v.matrix_bytes).toBeGreaterThan((2 * MiB) / 4);
+      expect((outs.resident.result.manifest.embeddings as Emb[])[0].vectors.storage).toBe('memory');
+      expect(readdirSync(path.join(outs.file.out, 'runs')).length).toBe(2);
+      expect(compareResults(outs.resident.out, outs.file.out)).toEqual([]);
+      expect(readdirSync(path.join(tmp, 'cache-file', 'vectors'))).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
