@@ -29,8 +29,9 @@ const scifact = path.resolve(repo, '../shared/datasets/scifact');
 const MiB = 1024 ** 2;
 
 describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('dense vectors from a file on SciFact (../shared/datasets/scifact)', () => {
-  const tmp = mkdtempSync(path.join(tmpdir(), 'rs-vecfile-sweep-'));
-  const cacheDir = path.join(tmp, 'cache');
+  // made in beforeAll, so that a skipped or filtered suite leaves no folder behind
+  let tmp = '';
+  const cacheDir = () => path.join(tmp, 'cache');
   const base = {
     dataset: { path: scifact, split: 'test' },
     chunking: { sizes: ['none'] },
@@ -38,14 +39,13 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('dense vectors 
     modes: ['semantic', 'hybrid'],
     embeddings: ['glove-100d'],
     primaryMetric: 'ndcg@10',
-    cacheDir,
     statistics: { seed: 7, resamples: 1000 },
   };
   const results: Record<string, { result: SweepResult; out: string }> = {};
-  const leftover = path.join(cacheDir, 'vectors', 'glove-100d.none.f32.tmp-999999999-1');
+  const leftover = () => path.join(cacheDir(), 'vectors', 'glove-100d.none.f32.tmp-999999999-1');
 
   const run = async (name: string, extra: object) => {
-    const config = parseConfig({ ...base, ...extra });
+    const config = parseConfig({ ...base, cacheDir: cacheDir(), ...extra });
     // resume: false: no checkpoints, so the second run computes its rankings again rather than reading the first's
     const { result: raw } = await runSweep(config, { resume: false, now: () => new Date('2026-01-01T00:00:00Z') });
     const analysis = analyze(raw, { seed: 7, resamples: 1000 });
@@ -56,13 +56,16 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('dense vectors 
   };
 
   beforeAll(async () => {
+    tmp = mkdtempSync(path.join(tmpdir(), 'rs-vecfile-sweep-'));
     await run('resident', {});
     // a killed run's vector file (owner pid 999999999 is not running): the next file-mode run removes it
-    mkdirSync(path.dirname(leftover), { recursive: true });
-    writeFileSync(leftover, 'x');
+    mkdirSync(path.dirname(leftover()), { recursive: true });
+    writeFileSync(leftover(), 'x');
     await run('file', { limits: { memory: '8MB' } });
   }, 600_000);
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  afterAll(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
 
   type Emb = { vectors: { storage: string; matrix_bytes: number; share_bytes: number; shard_bytes?: number } };
   const vectorsOf = (r: SweepResult) => (r.manifest.embeddings as Emb[])[0].vectors;
@@ -85,13 +88,13 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('dense vectors 
   });
 
   it('the vector files are removed when the sweep ends, and so is a killed run\'s leftover', () => {
-    expect(existsSync(leftover)).toBe(false);
-    expect(readdirSync(path.join(cacheDir, 'vectors'))).toEqual([]);
+    expect(existsSync(leftover())).toBe(false);
+    expect(readdirSync(path.join(cacheDir(), 'vectors'))).toEqual([]);
   });
 
   it('validate and run refuse a budget below the floor, naming limits.memory, before any work', async () => {
     // 6 configurations × 300 scored questions × 4 KB = 7.03 MiB of rankings, + 64 KiB of shard buffer at 4 MiB
-    const config = parseConfig({ ...base, limits: { memory: '4MB' } });
+    const config = parseConfig({ ...base, cacheDir: cacheDir(), limits: { memory: '4MB' } });
     for (const attempt of [() => planSweep(config), () => runSweep(config, { resume: false })]) {
       const e = await attempt().then(
         () => null,
