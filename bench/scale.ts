@@ -27,6 +27,9 @@
  * with `error` naming its last progress line, its peak RSS and CPU seconds per thread name read from /proc before the
  * stop (LanceDB's threads are `lance-cpu` and `tokio-rt-worker`); a failed or stopped child does not stop the others.
  * LanceDB rows also get `lancedb_build_seconds` (LanceDB's table write + index build alone, from the manifest).
+ * Engine `memory-file` (issue 25) is `memory` with `limits.memory` 256MB (or `--memory`), which sends the glove-100d
+ * vectors of 200k documents and more to a file that the exact search streams through; rows get the manifest's
+ * `vectors` (storage, bytes). `--memory SIZE` sets `limits.memory` of every child sweep.
  * `--reuse-embeddings` copies the first finished semantic child's embedding cache into the later semantic children's
  * fresh caches (rows marked `embeddings_reused`): at 1M documents each child would otherwise embed the corpus again.
  */
@@ -103,7 +106,7 @@ interface SizeResult {
 }
 
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
-async function child(dataset: string, cacheDir: string, modes: string[]): Promise<void> {
+async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined): Promise<void> {
   const { parseConfig } = await import('../src/config/schema.js');
   const { runSweep } = await import('../src/run/sweep.js');
   const config = parseConfig({
@@ -115,6 +118,7 @@ async function child(dataset: string, cacheDir: string, modes: string[]): Promis
     embeddings: ['glove-100d'],
     primaryMetric: 'ndcg@10',
     cacheDir,
+    ...(memory !== undefined ? { limits: { memory } } : {}),
   });
   const t0 = performance.now();
   // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
@@ -166,7 +170,7 @@ async function child(dataset: string, cacheDir: string, modes: string[]): Promis
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-const ENGINES = ['bm25', 'lancedb-fts', 'memory', 'lancedb', 'lancedb-ivfpq'] as const;
+const ENGINES = ['bm25', 'lancedb-fts', 'memory', 'memory-file', 'lancedb', 'lancedb-ivfpq'] as const;
 type Engine = (typeof ENGINES)[number];
 
 /** One row of `--engines`: seconds, queries/s, MB. */
@@ -183,6 +187,8 @@ interface EngineRow {
   'ann_recall@10': number | null;
   /** LanceDB rows: LanceDB's own build seconds (table write + index build; no embedding), from the unit's describe(). */
   lancedb_build_seconds?: number;
+  /** Semantic rows: where the vectors were (`storage` memory or file, matrix, share and shard bytes; issue 25). */
+  vectors?: unknown;
   /** True when the child found every document vector in an embedding cache copied from an earlier child (--reuse-embeddings). */
   embeddings_reused?: boolean;
   /** CPU seconds of the child, all threads (user + system). */
@@ -199,13 +205,13 @@ interface LanceUnitInfo {
 }
 
 /** An `--engines` child: one sweep with one engine's rows; prints one JSON line of EngineRow (without documents). */
-async function engineChild(dataset: string, cacheDir: string, engine: Engine): Promise<void> {
+async function engineChild(dataset: string, cacheDir: string, engine: Engine, memory: string | undefined): Promise<void> {
   if (!ENGINES.includes(engine)) throw new Error(`unknown engine ${engine}; one of ${ENGINES.join(', ')}`);
   const { parseConfig } = await import('../src/config/schema.js');
   const { runSweep } = await import('../src/run/sweep.js');
   const keyword = engine === 'bm25' || engine === 'lancedb-fts';
   const semantic =
-    engine === 'memory'
+    engine === 'memory' || engine === 'memory-file'
       ? [{ engine: 'memory' }]
       : engine === 'lancedb'
         ? [{ engine: 'lancedb' }]
@@ -222,6 +228,8 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
     ...(keyword ? { keyword: [{ engine }] } : { embeddings: ['glove-100d'], semantic }),
     primaryMetric: 'ndcg@10',
     cacheDir,
+    // memory-file: the exact in-memory engine with a budget that sends the vectors to a file (issue 25)
+    ...(memory !== undefined || engine === 'memory-file' ? { limits: { memory: memory ?? '256MB' } } : {}),
   });
   const t0 = performance.now();
   const lastProgress = new Map<string, number>();
@@ -248,10 +256,12 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine): P
   const usage = process.resourceUsage();
   const peak = usage.maxRSS / 1024;
   const cpuSeconds = +((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(1);
+  const vectors = (manifest.embeddings as ({ vectors?: unknown } | undefined)[] | undefined)?.[0]?.vectors;
   for (const c of result.configs)
     process.stdout.write(
       JSON.stringify({
         engine,
+        ...(vectors !== undefined ? { vectors } : {}),
         row: c.config.id,
         build_seconds: +c.buildSeconds.toFixed(2),
         queries: c.questions,
@@ -304,6 +314,7 @@ async function runEngines(
   folder: string,
   n: number,
   engines: Engine[],
+  memory: string | undefined,
   keep: boolean,
   timeoutSeconds: number | undefined,
   reuseEmbeddings: boolean,
@@ -325,7 +336,7 @@ async function runEngines(
     mkdirSync(path.join(glove, 'glove-100d'), { recursive: true });
     symlinkSync(path.join(glove, 'glove-100d'), path.join(cache, 'glove-100d'));
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--engine', engine], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--engine', engine, ...(memory !== undefined ? ['--memory', memory] : [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -391,7 +402,8 @@ async function main(): Promise<void> {
     .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
     .option('--corpora-only', 'write the synthetic corpora (DIR/corpus-N) and stop')
     .option('--modes <list>', 'modes of the grid (a subset, for diagnosis)', 'keyword,semantic,hybrid')
-    .option('--engines <list>', 'time these engines one child each instead (bm25,lancedb-fts,memory,lancedb,lancedb-ivfpq)')
+    .option('--engines <list>', 'time these engines one child each instead (bm25,lancedb-fts,memory,memory-file,lancedb,lancedb-ivfpq)')
+    .option('--memory <size>', 'limits.memory of every child sweep (e.g. 12GB); memory-file children default to 256MB')
     .option('--reuse-embeddings', 'with --engines: semantic children after the first start from its embedding cache (build seconds then exclude embedding)')
     .option('--child-timeout <seconds>', 'with --engines: stop a child after this many seconds and record where it was')
     .option('--engine <name>', '(internal) the engine of an --engines child')
@@ -412,9 +424,10 @@ async function main(): Promise<void> {
     engine?: string;
     childTimeout?: string;
     reuseEmbeddings?: boolean;
+    memory?: string;
   }>();
-  if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine);
-  if (o.child) return child(o.child, o.cache!, o.modes.split(','));
+  if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine, o.memory);
+  if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory);
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
     process.exitCode = 1;
@@ -434,12 +447,12 @@ async function main(): Promise<void> {
       const save = (rows: EngineRow[]) =>
         writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: [...engineRows, ...rows] }, null, 2) + '\n');
       const timeout = o.childTimeout === undefined ? undefined : Number(o.childTimeout);
-      engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], Boolean(o.keep), timeout, Boolean(o.reuseEmbeddings), save)));
+      engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], o.memory, Boolean(o.keep), timeout, Boolean(o.reuseEmbeddings), save)));
       continue;
     }
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : [])], {
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
       maxBuffer: 1 << 26,

@@ -85,7 +85,19 @@ export {
   type LancedbDescription,
 } from './retrieve/lancedb.js';
 export { fromLlamaIndexRetriever, ProviderEmbedding, type LlamaIndexAdapterOptions } from './retrieve/llamaindex.js';
-export { buildVectorIndex, buildVectorIndexFromMatrix, createVectorMatrix, VectorMatrix, type VectorIndex, type SearchBatchOptions } from './retrieve/semantic.js';
+export {
+  buildVectorIndex,
+  buildVectorIndexFromMatrix,
+  buildVectorIndexFromFile,
+  createVectorMatrix,
+  createVectorFile,
+  VectorMatrix,
+  VectorFile,
+  type VectorIndex,
+  type SearchBatchOptions,
+  type FileIndexOptions,
+} from './retrieve/semantic.js';
+export { memoryShares, parseByteSize, DEFAULT_MEMORY_BYTES, type MemoryShares } from './config/memory.js';
 
 // score
 export {

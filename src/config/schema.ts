@@ -31,6 +31,7 @@ import { rerankEntrySchema, resolveRerankList } from '../rerank/spec.js';
 import { MAX_GRADE } from '../score/grades.js';
 import { describeIssues } from './issues.js';
 import { resolveCacheDir } from './cache-dir.js';
+import { MIN_MEMORY_BYTES, parseByteSize } from './memory.js';
 
 /**
  * Default of `limits.maxConfigurations` (the grid guard, src/config/limits.ts): 10,000. Measured on the helpdesk demo
@@ -389,10 +390,29 @@ export const configSchema = z
           .describe(
             "A unit (an index build, a retriever's searches, a LanceDB table) that reports no progress for this many seconds fails its rows with an error naming the unit and what it waited for; the rest of the grid still runs.",
           ),
+        memory: z
+          .union([z.number(), z.string()])
+          // the written default (a string, as users write it), parsed like any value
+          .default('12GB')
+          .transform((v, ctx) => {
+            const bytes = parseByteSize(v);
+            if (bytes === null || bytes < MIN_MEMORY_BYTES) {
+              ctx.addIssue({
+                code: 'custom',
+                message: `must be a whole number of bytes >= ${MIN_MEMORY_BYTES} or a size such as "12GB" or "512MB" (units B, KB, MB, GB, TB, powers of 1024); got ${JSON.stringify(v)}`,
+              });
+              return z.NEVER;
+            }
+            return bytes;
+          })
+          .describe(
+            'Memory budget of a sweep: bytes, or a size such as "12GB" (powers of 1024). Default 12 GiB. A model\'s dense vectors stay in memory while they fit a quarter of it (shared by the models embedding at once), else they go to a file in the cache folder that exact search reads one shard (1/64 of it, at most 16 MiB) at a time, with identical results; validate and run refuse a plan whose rankings alone (4 KB per configuration and scored question) exceed it (docs/scale.md).',
+          ),
       })
       .strict()
-      .default({ maxConfigurations: DEFAULT_MAX_CONFIGURATIONS, stallSeconds: 300 })
-      .describe('Bounds: the grid guard checked before a sweep starts, and the stall limit that keeps a unit from waiting forever.'),
+      // prefault: an absent `limits` is parsed as {} (every key's default; `memory` goes through its transform)
+      .prefault({})
+      .describe('Bounds: the grid guard checked before a sweep starts, the stall limit that keeps a unit from waiting forever, and the memory budget.'),
   })
   .strict();
 

@@ -6,7 +6,8 @@ import { HarnessError } from '../errors.js';
 import { embeddingCacheKey, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
-import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions } from '../retrieve/vector-matrix.js';
+import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
+import { createVectorFile, type VectorFile } from '../retrieve/vector-file.js';
 
 /** What one {@link embedTexts} call did. */
 export interface EmbedStats {
@@ -88,8 +89,52 @@ export async function embedTextsToMatrices(
   opts: EmbedToMatrixOptions = {},
 ): Promise<{ matrices: VectorMatrix[]; stats: EmbedStats }> {
   checkBatchSize(opts.batchSize);
+  const { rows, stats } = await embedTextsToRows(provider, groups, role, opts, (n, d) => createVectorMatrix(n, d, opts.matrix));
+  return { matrices: rows, stats };
+}
+
+/**
+ * {@link embedTextsToMatrices} with the rows written to files instead of memory (issue 25 item 1): group g's rows go
+ * to a new {@link VectorFile} at `files[g]` (created or truncated; the caller names it and removes it), with the same
+ * normalisation, so the files hold exactly the bytes the matrices' rows would. The same lookups, batches and stats.
+ * Memory: one batch of model output and a 1 MiB write buffer per file; the cache lookup's per-text digests.
+ * On failure every file is removed before the error is thrown. Throws as {@link embedTextsToMatrices} does, and
+ * `HarnessError('EMBEDDING_FAILED')` naming a file that cannot be created or written.
+ */
+export async function embedTextsToFiles(
+  provider: EmbeddingProvider,
+  groups: readonly (readonly string[])[],
+  files: readonly string[],
+  role: EmbedRole,
+  opts: EmbedTextsOptions = {},
+): Promise<{ files: VectorFile[]; stats: EmbedStats }> {
+  checkBatchSize(opts.batchSize);
+  if (files.length !== groups.length) throw new Error(`embedTextsToFiles: ${files.length} files for ${groups.length} groups`);
+  const made: VectorFile[] = [];
+  try {
+    const { rows, stats } = await embedTextsToRows(provider, groups, role, opts, (n, d, g) => {
+      const f = createVectorFile(files[g], n, d);
+      made.push(f);
+      return f;
+    });
+    for (const f of rows) f.flush();
+    return { files: rows, stats };
+  } catch (e) {
+    for (const f of made) f.remove();
+    throw e;
+  }
+}
+
+/** The body of {@link embedTextsToMatrices} over any row store: `create(n, d, g)` makes group g's store. */
+async function embedTextsToRows<T extends VectorRows>(
+  provider: EmbeddingProvider,
+  groups: readonly (readonly string[])[],
+  role: EmbedRole,
+  opts: EmbedTextsOptions,
+  create: (n: number, d: number, g: number) => T,
+): Promise<{ rows: T[]; stats: EmbedStats }> {
   const { distinct, where } = dedupe(groups);
-  const matrices = groups.map((g) => createVectorMatrix(g.length, provider.dimensions, opts.matrix));
+  const matrices = groups.map((g, i) => create(g.length, provider.dimensions, i));
   // the first (group, row) of each distinct text: where its vector is written; the other occurrences copy it
   const firstGroup = new Int32Array(distinct.length).fill(-1);
   const firstRow = new Int32Array(distinct.length);
@@ -104,12 +149,15 @@ export async function embedTextsToMatrices(
   const stats = await embedDistinct(provider, distinct, role, opts, (s, v) => {
     matrices[firstGroup[s]].setRow(firstRow[s], v, `embedding of ${JSON.stringify(preview(distinct[s]))}`);
   });
+  const copy = new Float32Array(matrices.length > 0 ? matrices[0].dp : 0);
   where.forEach((w, g) =>
     w.forEach((s, i) => {
-      if (firstGroup[s] !== g || firstRow[s] !== i) matrices[g].row(i).set(matrices[firstGroup[s]].row(firstRow[s]));
+      if (firstGroup[s] === g && firstRow[s] === i) return;
+      matrices[firstGroup[s]].readRow(firstRow[s], copy);
+      matrices[g].writeRow(i, copy);
     }),
   );
-  return { matrices, stats: { requested: where.reduce((a, w) => a + w.length, 0), ...stats } };
+  return { rows: matrices, stats: { requested: where.reduce((a, w) => a + w.length, 0), ...stats } };
 }
 
 /** {@link embedTextsToMatrices} for one list: `{ matrix, stats }`, row i of `matrix` is `texts[i]`. */

@@ -6,7 +6,8 @@ import type { EmbedRole } from '../embed/provider.js';
 import type { Hit } from '../types.js';
 import path from 'node:path';
 import { buildKeywordIndexParallel, SPILL_SUBFOLDER, type Bm25Params } from './bm25.js';
-import { buildVectorIndex, buildVectorIndexFromMatrix } from './semantic.js';
+import { buildVectorIndex, buildVectorIndexFromFile, buildVectorIndexFromMatrix } from './semantic.js';
+import { VectorFile } from './vector-file.js';
 import type { VectorMatrix } from './vector-matrix.js';
 import { fuseTwo, type FusionSetting } from './fusion.js';
 import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, RetrieverQuestion } from './retriever.js';
@@ -43,22 +44,31 @@ export function keywordRetriever(
 /** Embeds texts for a role: one vector per text, in order (e.g. `embedTexts(provider, texts, role, {cache})`). */
 export type Embedder = (texts: readonly string[], role: EmbedRole) => Promise<readonly Float32Array[]>;
 
-/** Embeds the chunks of a retriever's chunking straight into the matrix its index searches (one row per chunk). */
-export type MatrixEmbedder = (texts: readonly string[]) => Promise<VectorMatrix>;
+/**
+ * Embeds the chunks of a retriever's chunking straight into the rows its index searches (one row per chunk): a
+ * resident matrix, or a vector file the index streams through (issue 25).
+ */
+export type MatrixEmbedder = (texts: readonly string[]) => Promise<VectorMatrix | VectorFile>;
 
 /**
  * Exact cosine over the chunks' embeddings (src/retrieve/semantic.ts); every chunk gets a score in [-1, 1], so each
  * question gets min(depth, chunks) hits. Chunks are embedded once when the factory runs, into one matrix (through
  * `embedMatrix` when given: no per-chunk copy; else through `embed`); questions in one batch per `searchBatch` call,
- * searched on worker threads for large matrices. `close()` stops the threads.
+ * searched on worker threads for large matrices. When `embedMatrix` gives a {@link VectorFile}, the index reads it
+ * one shard of at most `shardBytes` (default 1 GiB) at a time, every question of the batch per shard, with the
+ * resident index's results bit for bit (`buildVectorIndexFromFile`). `close()` stops the threads.
  */
-export function semanticRetriever(options: { embed: Embedder; embedMatrix?: MatrixEmbedder }): RetrieverFactory {
+export function semanticRetriever(options: { embed: Embedder; embedMatrix?: MatrixEmbedder; shardBytes?: number }): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const ids = ctx.chunks.map((c) => c.id);
     const texts = ctx.chunks.map((c) => c.text);
-    const index = options.embedMatrix
-      ? buildVectorIndexFromMatrix(ids, await options.embedMatrix(texts))
-      : buildVectorIndex(ids, (await options.embed(texts, 'document')) as Float32Array[]);
+    const rows = options.embedMatrix ? await options.embedMatrix(texts) : undefined;
+    const index =
+      rows instanceof VectorFile
+        ? buildVectorIndexFromFile(ids, rows, options.shardBytes !== undefined ? { shardBytes: options.shardBytes } : {})
+        : rows !== undefined
+          ? buildVectorIndexFromMatrix(ids, rows)
+          : buildVectorIndex(ids, (await options.embed(texts, 'document')) as Float32Array[]);
     const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number): Promise<RetrievedHit[][]> => {
       const qv = await options.embed(
         qs.map((q) => q.text),
@@ -69,7 +79,13 @@ export function semanticRetriever(options: { embed: Embedder; embedMatrix?: Matr
     return {
       search: async (q, depth) => (await searchBatch([q], depth))[0],
       searchBatch,
-      describe: () => ({ engine: index.engine, vectors: index.size, dimensions: index.dimensions, shards: index.shards }),
+      describe: () => ({
+        engine: index.engine,
+        vectors: index.size,
+        dimensions: index.dimensions,
+        shards: index.shards,
+        ...(rows instanceof VectorFile ? { storage: 'file' } : {}),
+      }),
       close: () => index.close(),
     };
   };

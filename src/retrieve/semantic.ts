@@ -32,7 +32,8 @@ import { HarnessError } from '../errors.js';
 import type { Hit } from '../types.js';
 import { dotsJs, dotsModule, instantiateDots, type DotsFn, type WasmModule } from './kernels/dots.js';
 import { compareCodePoints, rankByRule } from './rank.js';
-import { checkFinite, createVectorMatrix, l2Norm, type VectorMatrix, type VectorMatrixOptions } from './vector-matrix.js';
+import { checkFinite, createVectorMatrix, l2Norm, rowsPerShardFor, type VectorMatrix, type VectorMatrixOptions } from './vector-matrix.js';
+import type { VectorFile } from './vector-file.js';
 
 /** A built exact-cosine index. */
 export interface VectorIndex {
@@ -90,6 +91,14 @@ function checkK(k: number): void {
     throw new HarnessError('CONFIG_INVALID', `top-k (${String(k)}) must be an integer >= 0`, {
       location: { path: 'k' },
       remedy: 'use a whole number such as 5 or 10',
+    });
+  }
+}
+
+function checkThreads(threads: number | undefined): void {
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+    throw new HarnessError('CONFIG_INVALID', `threads (${String(threads)}) must be a whole number >= 1`, {
+      remedy: 'use 1 for the calling thread, or the number of CPUs',
     });
   }
 }
@@ -235,6 +244,48 @@ class TopK {
 }
 
 /**
+ * Offers the `rows` scores at `f[out ..]` (rows first .. first + rows − 1) to `top`: the one merge of shard scores of
+ * both the resident and the file-backed search, so their kept sets, and results, are the same.
+ */
+function scanScores(top: TopK, f: Float32Array, out: number, first: number, rows: number): void {
+  const worst = top.scores;
+  for (let i = 0; i < rows; i++) {
+    const score = f[out + i];
+    // exact shortcut of push's own test: a score below the worst kept one cannot enter a full heap
+    if (top.size === top.cap && score < worst[0]) continue;
+    top.push(first + i, score);
+  }
+}
+
+/**
+ * Checks a query (length d, finite) and writes it normalised into `into` (dp floats; the padding must be zero):
+ * float32(q_j · (1/‖q‖)), norm in float64. Returns false for a zero query. Throws `HarnessError('EMBEDDING_FAILED')`
+ * for a wrong length or a non-finite value.
+ */
+function normaliseQuery(query: Float32Array, d: number, into: Float32Array): boolean {
+  if (query.length !== d) {
+    throw new HarnessError('EMBEDDING_FAILED', `query vector has length ${query.length}, the index has ${d}`, {
+      remedy: 'embed the query with the same model as the chunks',
+    });
+  }
+  checkFinite(query, 'query vector');
+  const qn = l2Norm(query);
+  // A zero query vector (e.g. GloVe on a text with no known word) carries no information: every cosine would be 0
+  // and the "ranking" would be the tie rule's id order. Return nothing, as BM25 does for a query with no known term.
+  if (qn === 0) return false;
+  const inv = 1 / qn;
+  for (let j = 0; j < d; j++) into[j] = query[j] * inv;
+  return true;
+}
+
+/** The kept (row, score) pairs from..from+count−1 as hits ordered by the project rule. */
+function hitsOf(ids: readonly string[], rows: Int32Array, scores: Float32Array, from: number, count: number): Hit[] {
+  const hits: Hit[] = [];
+  for (let t = from; t < from + count; t++) hits.push({ id: ids[rows[t]], score: scores[t] });
+  return rankByRule(hits);
+}
+
+/**
  * The worker thread (CommonJS, started with `eval`, so it runs the same from .ts under vitest/tsx and from dist/).
  * workerData: { module, memories, firsts, rows, slotOffsets, dp, n, rank }: the compiled kernel, the shard memories,
  * each shard's first row, row count and this worker's slot offset (floats), and rank[i] = position of ids[i] in code
@@ -351,28 +402,12 @@ class ExactIndex implements VectorIndex {
     });
   }
 
-  /** Checks a query and writes it normalised into `into` (dp floats, zero padding); false for a zero query. */
   private normalise(query: Float32Array, into: Float32Array): boolean {
-    const d = this.dimensions;
-    if (query.length !== d) {
-      throw new HarnessError('EMBEDDING_FAILED', `query vector has length ${query.length}, the index has ${d}`, {
-        remedy: 'embed the query with the same model as the chunks',
-      });
-    }
-    checkFinite(query, 'query vector');
-    const qn = l2Norm(query);
-    // A zero query vector (e.g. GloVe on a text with no known word) carries no information: every cosine would be 0
-    // and the "ranking" would be the tie rule's id order. Return nothing, as BM25 does for a query with no known term.
-    if (qn === 0) return false;
-    const inv = 1 / qn;
-    for (let j = 0; j < d; j++) into[j] = query[j] * inv;
-    return true;
+    return normaliseQuery(query, this.dimensions, into);
   }
 
   private hits(rows: Int32Array, scores: Float32Array, from: number, count: number): Hit[] {
-    const hits: Hit[] = [];
-    for (let t = from; t < from + count; t++) hits.push({ id: this.ids[rows[t]], score: scores[t] });
-    return rankByRule(hits);
+    return hitsOf(this.ids, rows, scores, from, count);
   }
 
   search(query: Float32Array, k: number): Hit[] {
@@ -387,16 +422,7 @@ class ExactIndex implements VectorIndex {
       const q = sh.slotOffset(0);
       sh.floats.set(this.scratch, q);
       this.dots[s]();
-      const f = sh.floats;
-      const out = q + dp;
-      const worst = top.scores;
-      const first = sh.firstRow;
-      for (let i = 0; i < sh.rows; i++) {
-        const score = f[out + i];
-        // exact shortcut of push's own test: a score below the worst kept one cannot enter a full heap
-        if (top.size === top.cap && score < worst[0]) continue;
-        top.push(first + i, score);
-      }
+      scanScores(top, sh.floats, q + dp, sh.firstRow, sh.rows);
     });
     return this.hits(top.rows, top.scores, 0, top.size);
   }
@@ -404,11 +430,7 @@ class ExactIndex implements VectorIndex {
   async searchBatch(queries: readonly Float32Array[], k: number, options: SearchBatchOptions = {}): Promise<Hit[][]> {
     checkK(k);
     const threads = options.threads;
-    if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
-      throw new HarnessError('CONFIG_INVALID', `threads (${String(threads)}) must be a whole number >= 1`, {
-        remedy: 'use 1 for the calling thread, or the number of CPUs',
-      });
-    }
+    checkThreads(threads);
     const n = this.size;
     if (n === 0 || k === 0) return queries.map(() => []);
     const dp = this.matrix.dp;
@@ -528,4 +550,157 @@ class ExactIndex implements VectorIndex {
   }
 }
 
+/** Options of {@link buildVectorIndexFromFile}. */
+export interface FileIndexOptions {
+  /** Force an engine; default: `wasm-simd` when available, else `js`. */
+  engine?: VectorEngine;
+  /**
+   * Bytes of the one shard buffer the search reads the file into (rows plus one query and its scores), in
+   * [256, 2^31]; default 2^30 (1 GiB). The sweep passes `memoryShares(limits.memory).denseShardBytes`
+   * (src/config/memory.ts); tests pass small values to put shard borders between tied rows.
+   */
+  shardBytes?: number;
+}
+
+/**
+ * An exact-cosine index over the rows of `file` (written by {@link VectorFile.setRow}, the matrix's normalisation):
+ * row i is item `ids[i]`. Nothing of the file is held in memory but one shard buffer of at most `shardBytes`
+ * (allocated on the first search, freed by `close`). A search batch reads the file once, shard by shard, and runs the
+ * kernel for every query of the batch on each shard before reading the next; each query keeps its own bounded heap
+ * across shards, fed by the same merge as the resident index (`scanScores`, the project rule on (score, id)), so the
+ * hits are the resident index's bit for bit (test/retrieve/semantic-file.test.ts). Searches run on the calling thread
+ * (`options.threads` of `searchBatch` is checked but not used); the batch yields to the event loop between shards.
+ * Reads the file at every search: do not change it while the index is in use.
+ *
+ * Throws `HarnessError('EMBEDDING_FAILED')` when `ids.length` ≠ `file.n`, `HarnessError('CONFIG_INVALID')` for a bad
+ * `shardBytes` or when `wasm-simd` is asked for but unavailable, a plain `Error` for duplicate ids.
+ */
+export function buildVectorIndexFromFile(ids: readonly string[], file: VectorFile, options: FileIndexOptions = {}): VectorIndex {
+  if (ids.length !== file.n) {
+    throw new HarnessError('EMBEDDING_FAILED', `${ids.length} ids but ${file.n} vectors in ${file.path}`, {
+      remedy: 'embed every chunk exactly once',
+    });
+  }
+  checkIds(ids);
+  const module = options.engine === 'js' ? null : dotsModule();
+  if (options.engine === 'wasm-simd' && module === null) {
+    throw new HarnessError('CONFIG_INVALID', 'the wasm-simd vector engine is not available in this runtime', {
+      remedy: 'use the js engine',
+    });
+  }
+  const shardBytes = options.shardBytes ?? 2 ** 30;
+  if (!Number.isInteger(shardBytes) || shardBytes < 256 || shardBytes > 2 ** 31) {
+    throw new HarnessError('CONFIG_INVALID', `vector file search: shardBytes (${shardBytes}) must be a whole number in [256, ${2 ** 31}]`, {
+      remedy: 'this is a bug in the caller',
+    });
+  }
+  return new FileIndex([...ids], file, module, shardBytes);
+}
+
+class FileIndex implements VectorIndex {
+  readonly size: number;
+  readonly dimensions: number;
+  readonly engine: VectorEngine;
+  readonly shards: number;
+  private readonly rowsPerShard: number;
+  private buffer: { matrix: VectorMatrix; dots: (rows: number) => void } | null = null;
+
+  constructor(
+    private readonly ids: string[],
+    private readonly file: VectorFile,
+    private readonly module: WasmModule | null,
+    private readonly shardBytes: number,
+  ) {
+    this.size = file.n;
+    this.dimensions = file.n === 0 ? 0 : file.d;
+    this.engine = module !== null ? 'wasm-simd' : 'js';
+    // One scratch slot: the shard buffer holds the rows of one shard, then one query and its scores.
+    this.rowsPerShard = rowsPerShardFor(file.dp, shardBytes, 1);
+    this.shards = Math.ceil(file.n / this.rowsPerShard);
+  }
+
+  /** The shard buffer: a one-shard matrix of min(n, rowsPerShard) rows (the matrix's own layout and allocation). */
+  private shardBuffer(): { matrix: VectorMatrix; dots: (rows: number) => void } {
+    if (this.buffer !== null) return this.buffer;
+    const matrix = createVectorMatrix(Math.min(this.size, this.rowsPerShard), this.file.d, {
+      maxShardBytes: this.shardBytes,
+      maxWorkers: 0,
+      noWasm: this.module === null,
+    });
+    const sh = matrix.shards[0];
+    const dp = matrix.dp;
+    const q = sh.slotOffset(0);
+    let dots: (rows: number) => void;
+    if (this.module !== null && sh.memory !== null) {
+      const fn = instantiateDots(this.module, sh.memory);
+      dots = (rows) => fn(0, q * 4, (q + dp) * 4, rows, dp);
+    } else {
+      dots = (rows) => dotsJs(sh.floats.subarray(0, rows * dp), sh.floats.subarray(q, q + dp), sh.floats.subarray(q + dp, q + dp + rows), rows, dp);
+    }
+    this.buffer = { matrix, dots };
+    return this.buffer;
+  }
+
+  /** Normalised queries (count × dp floats) → one heap per query, after one pass over the file. */
+  private *pass(flat: Float32Array, count: number, k: number): Generator<void, TopK[]> {
+    const ids = this.ids;
+    const tieBelow = (a: number, b: number) => compareCodePoints(ids[a], ids[b]) < 0;
+    const tops = Array.from({ length: count }, () => new TopK(Math.min(k, this.size), tieBelow));
+    const { matrix, dots } = this.shardBuffer();
+    const sh = matrix.shards[0];
+    const dp = matrix.dp;
+    const q = sh.slotOffset(0);
+    for (let first = 0; first < this.size; first += this.rowsPerShard) {
+      const rows = Math.min(this.rowsPerShard, this.size - first);
+      this.file.readRows(first, rows, sh.floats.subarray(0, rows * dp));
+      for (let c = 0; c < count; c++) {
+        sh.floats.set(flat.subarray(c * dp, c * dp + dp), q);
+        dots(rows);
+        scanScores(tops[c], sh.floats, q + dp, first, rows);
+      }
+      yield;
+    }
+    return tops;
+  }
+
+  search(query: Float32Array, k: number): Hit[] {
+    checkK(k);
+    if (this.size === 0 || k === 0) return [];
+    const flat = new Float32Array(this.file.dp);
+    if (!normaliseQuery(query, this.dimensions, flat)) return [];
+    const it = this.pass(flat, 1, k);
+    let r = it.next();
+    while (!r.done) r = it.next();
+    const top = r.value[0];
+    return hitsOf(this.ids, top.rows, top.scores, 0, top.size);
+  }
+
+  async searchBatch(queries: readonly Float32Array[], k: number, options: SearchBatchOptions = {}): Promise<Hit[][]> {
+    checkK(k);
+    checkThreads(options.threads);
+    if (this.size === 0 || k === 0) return queries.map(() => []);
+    const dp = this.file.dp;
+    const live: number[] = [];
+    const flat = new Float32Array(queries.length * dp);
+    queries.forEach((q, i) => {
+      if (normaliseQuery(q, this.dimensions, flat.subarray(live.length * dp, live.length * dp + dp))) live.push(i);
+    });
+    const out: Hit[][] = queries.map(() => []);
+    if (live.length === 0) return out;
+    const it = this.pass(flat, live.length, k);
+    let r = it.next();
+    while (!r.done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      r = it.next();
+    }
+    r.value.forEach((top, c) => (out[live[c]] = hitsOf(this.ids, top.rows, top.scores, 0, top.size)));
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.buffer = null;
+  }
+}
+
 export { createVectorMatrix, VectorMatrix, type VectorMatrixOptions } from './vector-matrix.js';
+export { createVectorFile, VectorFile } from './vector-file.js';

@@ -72,8 +72,57 @@ export function checkFinite(v: ArrayLike<number>, what: string): void {
   }
 }
 
+/**
+ * Where normalised rows are written and read back by row index: the resident {@link VectorMatrix} or the file-backed
+ * `VectorFile` (src/retrieve/vector-file.ts). Both hold row i as dp float32 (the first d the normalised vector, the
+ * rest zero), written by the same {@link VectorRows.setRow} arithmetic, so the rows are the same bits in both.
+ */
+export interface VectorRows {
+  /** Rows. */
+  readonly n: number;
+  /** Vector length. */
+  readonly d: number;
+  /** Row stride in floats: max(16, d rounded up to a multiple of 16). */
+  readonly dp: number;
+  /** Writes row i normalised from `v` (length d); see {@link VectorMatrix.setRow}. */
+  setRow(i: number, v: ArrayLike<number>, what?: string): void;
+  /** Copies row i (dp floats, already normalised) into `into` (length ≥ dp); 0 ≤ i < n. */
+  readRow(i: number, into: Float32Array): void;
+  /** Writes row i from `row` (dp floats, already normalised, as {@link VectorRows.readRow} gives them). */
+  writeRow(i: number, row: Float32Array): void;
+}
+
+/** Rows stride for vectors of length d: max(16, d rounded up to a multiple of 16). */
+export const strideOf = (d: number): number => Math.max(16, round16(d));
+
+/**
+ * Rows per shard of at most `maxShardBytes` bytes for stride dp with `slots` scratch slots (each a query of dp floats
+ * and one score per row): max(1, ⌊(maxShardBytes/4 − slots·(dp + 16)) / (dp + slots)⌋). The rule of
+ * {@link createVectorMatrix}, shared with the file-backed search's one shard buffer.
+ */
+export function rowsPerShardFor(dp: number, maxShardBytes: number, slots: number): number {
+  return Math.max(1, Math.floor((maxShardBytes / 4 - slots * (dp + 16)) / (dp + slots)));
+}
+
+/**
+ * The one normalisation of stored rows: checks `v` (length d, finite) and writes float32(v_j · (1/‖v‖)) into
+ * `row[0..d)` (‖v‖ in float64 by {@link l2Norm}; a zero vector stays zero); `row[d..)` is not touched. `what` names
+ * the vector in errors. Throws `HarnessError('EMBEDDING_FAILED')` when `v.length` ≠ d or v holds NaN/Infinity.
+ */
+export function writeNormalised(row: Float32Array, v: ArrayLike<number>, d: number, what: string): void {
+  if (v.length !== d) {
+    throw new HarnessError('EMBEDDING_FAILED', `${what} has length ${v.length}, expected ${d}`, {
+      remedy: 'embed all chunks with the same model; do not mix cached vectors of different models',
+    });
+  }
+  checkFinite(v, what);
+  const len = l2Norm(v);
+  const inv = len === 0 ? 0 : 1 / len;
+  for (let j = 0; j < d; j++) row[j] = v[j] * inv;
+}
+
 /** n normalised vectors of length d in shards; see the module header. Create with {@link createVectorMatrix}. */
-export class VectorMatrix {
+export class VectorMatrix implements VectorRows {
   /** Rows. */
   readonly n: number;
   /** Vector length (0 only for an empty matrix). */
@@ -113,16 +162,17 @@ export class VectorMatrix {
    * vector in errors. Throws `HarnessError('EMBEDDING_FAILED')` when `v.length` ≠ d or v holds NaN/Infinity.
    */
   setRow(i: number, v: ArrayLike<number>, what = `vector ${i}`): void {
-    if (v.length !== this.d) {
-      throw new HarnessError('EMBEDDING_FAILED', `${what} has length ${v.length}, expected ${this.d}`, {
-        remedy: 'embed all chunks with the same model; do not mix cached vectors of different models',
-      });
-    }
-    checkFinite(v, what);
-    const len = l2Norm(v);
-    const inv = len === 0 ? 0 : 1 / len;
-    const row = this.row(i);
-    for (let j = 0; j < this.d; j++) row[j] = v[j] * inv;
+    writeNormalised(this.row(i), v, this.d, what);
+  }
+
+  /** Copies row i (dp floats) into `into`. */
+  readRow(i: number, into: Float32Array): void {
+    into.set(this.row(i));
+  }
+
+  /** Writes row i from `row` (dp floats, already normalised). */
+  writeRow(i: number, row: Float32Array): void {
+    this.row(i).set(row.subarray(0, this.dp));
   }
 
   /** Copies row `from` (already written) to row `to`. */
@@ -134,6 +184,22 @@ export class VectorMatrix {
   get byteLength(): number {
     return this.shards.reduce((s, x) => s + x.floats.byteLength, 0);
   }
+}
+
+/**
+ * Bytes {@link createVectorMatrix}`(n, d, options)` would allocate (rows, padding and scratch slots, before rounding
+ * each shard up to whole 64 KiB pages), computed without allocating: what a resident matrix costs.
+ */
+export function vectorMatrixBytes(n: number, d: number, options: Pick<VectorMatrixOptions, 'maxShardBytes' | 'maxWorkers'> = {}): number {
+  const dp = strideOf(d);
+  const slots = 1 + (options.maxWorkers ?? availableParallelism());
+  const rowsPerShard = rowsPerShardFor(dp, options.maxShardBytes ?? DEFAULT_SHARD_BYTES, slots);
+  let bytes = 0;
+  for (let first = 0; first < n; first += rowsPerShard) {
+    const rows = Math.min(rowsPerShard, n - first);
+    bytes += 4 * (rows * dp + slots * (dp + round16(rows)));
+  }
+  return bytes;
 }
 
 /**
@@ -154,10 +220,10 @@ export function createVectorMatrix(n: number, d: number, options: VectorMatrixOp
     throw bad(`maxShardBytes (${maxShardBytes}) must be a whole number in [${MIN_SHARD_BYTES}, ${MAX_SHARD_BYTES}]`);
   }
   if (!Number.isInteger(maxWorkers) || maxWorkers < 0) throw bad(`maxWorkers (${maxWorkers}) must be >= 0`);
-  const dp = Math.max(16, round16(d));
+  const dp = strideOf(d);
   const slots = 1 + maxWorkers;
   // Each row costs dp floats plus one score per slot; each slot also holds a query (and up to 15 floats of padding).
-  const rowsPerShard = Math.max(1, Math.floor((maxShardBytes / 4 - slots * (dp + 16)) / (dp + slots)));
+  const rowsPerShard = rowsPerShardFor(dp, maxShardBytes, slots);
   const wasm = options.noWasm !== true && dotsModule() !== null && wasmApi !== undefined;
   const shards: MatrixShard[] = [];
   for (let first = 0; first < n; first += rowsPerShard) {

@@ -2,7 +2,7 @@
  * `retrieval-sweep doctor CACHEDIR [--fix]` (issue 24 §1): verifies a whole cache folder with the same checks a sweep
  * applies on every read, and says what it would drop: ranking and chunking checkpoints (key, content hash, list
  * shape and order), the embedding cache's rows (CRC-32 per row, finite values), GloVe binary tables (content hash)
- * and temporaries of dead runs (in checkpoints/, glove-100d/, lancedb/ and bm25-runs/). With `fix`, drops them (a sweep then
+ * and temporaries of dead runs (in checkpoints/, glove-100d/, lancedb/, bm25-runs/ and vectors/). With `fix`, drops them (a sweep then
  * recomputes them); without, changes nothing.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -98,10 +98,12 @@ export function doctorCache(dir: string, opts: { fix?: boolean } = {}): DoctorRe
     temporaries(gloveDir);
   }
 
-  // LanceDB tables' sidecars are written through temporaries too (src/retrieve/lancedb.ts).
+  // LanceDB tables' sidecars are written through temporaries too (src/retrieve/lancedb.ts); so are the dense vector
+  // files of a model past its limits.memory share (src/run/units/embedding.ts), which live only while a run does.
   temporaries(path.join(abs, 'lancedb'));
   // A BM25 build's sorted runs (src/retrieve/bm25-spill.ts), left by a killed sweep.
   temporaries(path.join(abs, 'bm25-runs'));
+  temporaries(path.join(abs, 'vectors'));
 
   const dbFile = path.join(abs, 'embeddings.sqlite');
   if (top.includes('embeddings.sqlite')) {

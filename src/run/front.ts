@@ -3,7 +3,8 @@
  * config the same way and refuse the same inputs with the same messages (issue 24 §4): objects passed in code joined
  * to the config, names and models checked, the grid guard, a config that yields no configuration, a `cacheDir` that is
  * not a folder, the dataset loaded with every dataset option (`strictness`, `sample`, `split`, `labels`), the scored
- * questions, the model preflight, retriever modules and run files, and the plan (src/plan/graph.ts).
+ * questions, the memory floor against `limits.memory` (issue 25, src/config/memory.ts), the model preflight,
+ * retriever modules and run files, and the plan (src/plan/graph.ts).
  *
  * Reads the dataset, the retriever modules and run files; writes nothing.
  */
@@ -14,6 +15,7 @@ import type { Dataset, Question } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
+import { checkMemoryFloor, DEFAULT_MEMORY_BYTES } from '../config/memory.js';
 import { loadDataset } from '../load/dataset.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
@@ -64,8 +66,8 @@ function specOfProvider(p: EmbeddingProvider): EmbeddingSpec {
 
 /**
  * Runs the front half (see the module comment) and returns the checked inputs and the plan.
- * @throws HarnessError: CONFIG_INVALID (names, models, grid size, 0 configurations, cacheDir not a folder), the
- *   loader's codes (DATASET_NOT_FOUND, DOCUMENT_INVALID, QUESTIONS_INVALID, LABEL_INVALID, ...), QUESTIONS_INVALID when
+ * @throws HarnessError: CONFIG_INVALID (names, models, grid size, 0 configurations, cacheDir not a folder, a memory
+ *   floor above limits.memory), the loader's codes (DATASET_NOT_FOUND, DOCUMENT_INVALID, QUESTIONS_INVALID, LABEL_INVALID, ...), QUESTIONS_INVALID when
  *   no question can be scored, MODEL_NOT_FOUND, CONFIG_INVALID for a retriever module, RUN_INVALID for a run file.
  */
 export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptions = {}): Promise<Front> {
@@ -91,7 +93,8 @@ export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptio
   checkNames(config);
   checkModelsForDenseModes(config);
   // issue 24: a grid past limits.maxConfigurations, or one with no configuration, fails before any work.
-  if (checkGridSize(config) === 0)
+  const configurations = checkGridSize(config);
+  if (configurations === 0)
     throw new HarnessError('CONFIG_INVALID', 'the config yields 0 configurations: no mode, retriever or run gives a row', {
       location: { ...(config.configFile ? { file: config.configFile } : {}), path: 'modes' },
       remedy: 'list at least one mode (keyword, semantic with embeddings, hybrid with embeddings), a retriever or a run',
@@ -107,6 +110,8 @@ export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptio
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
   const excludedMsg = excludedWarning(excluded);
   if (excludedMsg) warn(excludedMsg);
+  // issue 25: a plan whose rankings (and the dense search's one shard buffer) alone exceed limits.memory is refused.
+  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), config.limits?.memory ?? DEFAULT_MEMORY_BYTES, config.configFile);
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
   const runs = loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), warn);

@@ -9,6 +9,7 @@
  * the sweep would give for the same input.
  */
 import { existsSync } from 'node:fs';
+import { BYTES_PER_CONFIGURATION_QUESTION, DEFAULT_MEMORY_BYTES, memoryFloor } from '../config/memory.js';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
 import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
@@ -18,8 +19,8 @@ import type { Plan, UnitKind } from '../plan/graph.js';
 import { prepareSweep } from './front.js';
 import { UNIT_KINDS } from './units/index.js';
 
-/** Planned memory per configuration and scored question, bytes (the grid guard's figure, src/config/limits.ts). */
-export const BYTES_PER_CONFIGURATION_QUESTION = 4096;
+/** Planned memory per configuration and scored question, bytes (the grid guard's figure; src/config/memory.ts). */
+export { BYTES_PER_CONFIGURATION_QUESTION } from '../config/memory.js';
 
 /** One chunking of the plan. */
 export interface PlannedChunking {
@@ -86,6 +87,11 @@ export interface SweepPlan {
   unitEstimates: { id: string; kind: UnitKind; seconds: number | null; basis: string }[];
   /** Planned memory for the rankings and scores: configurations × scored questions × 4 KB (bytes). */
   plannedMemoryBytes: number;
+  /**
+   * `limits.memory` (bytes) and the plan's floor under it (src/config/memory.ts): the rankings plus, when a mode is
+   * dense, the file-backed search's shard buffer. `validate` fails before this is returned when the floor is above.
+   */
+  memory: { limitBytes: number; floorBytes: number };
   /** Dataset warnings and notes (chunkings that fail, questions left out). */
   warnings: string[];
   /** The units the sweep would run, their inputs and checkpoint keys, and each row's units (src/plan/graph.ts). */
@@ -207,6 +213,10 @@ export async function planSweep(inputConfig: SweepConfig, options: PlanOptions =
     estimatedSeconds: estimates.some((e) => e === null) ? null : estimates.reduce<number>((sum, e) => sum + (e ?? 0), 0),
     unitEstimates,
     plannedMemoryBytes: grid.length * scored.length * BYTES_PER_CONFIGURATION_QUESTION,
+    memory: {
+      limitBytes: config.limits?.memory ?? DEFAULT_MEMORY_BYTES,
+      floorBytes: memoryFloor(grid.length, scored.length, embeddingUnits.length > 0, config.limits?.memory ?? DEFAULT_MEMORY_BYTES).totalBytes,
+    },
     warnings,
     graph,
     cachedUnits: graph.units
@@ -282,6 +292,10 @@ export function formatPlan(plan: SweepPlan): string {
     `planned: ${plan.configurations} configurations, memory about ${formatBytes(plan.plannedMemoryBytes)} (4 KB per configuration and scored question), ` +
       `time about ${formatDuration(known.reduce((s, u) => s + (u.seconds ?? 0), 0))} for ${known.length} unit(s) with an estimate` +
       (unknown.length > 0 ? ` (${unknown.length} not estimated: ${[...new Set(unknown.map((u) => u.kind))].join(', ')})` : ''),
+  );
+  lines.push(
+    `memory: limits.memory ${formatBytes(plan.memory.limitBytes)}, floor ${formatBytes(plan.memory.floorBytes)} (rankings` +
+      `${plan.models.length > 0 ? ' + one shard buffer of the dense search' : ''}); dense vectors over a quarter of the limit are searched from a file`,
   );
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;

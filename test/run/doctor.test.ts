@@ -27,21 +27,27 @@ describe('doctor', () => {
     expect((await cli('doctor', cacheDir)).out).toContain('2 ranking checkpoints, 2 chunking checkpoints, 0 cached vectors, 0 GloVe tables checked; 0 to drop');
     const file = path.join(cp, readdirSync(cp).find((f) => f.endsWith('.json'))!);
     writeFileSync(file, readFileSync(file, 'utf8').replace(/\d(?=\]\])/, (d) => String((Number(d) + 1) % 10)));
-    const dead = path.join(cp, `x.json.tmp-${spawnSync(process.execPath, ['-e', '']).pid}-1`);
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    const dead = path.join(cp, `x.json.tmp-${deadPid}-1`);
     writeFileSync(dead, '{');
     mkdirSync(path.join(cacheDir, 'bm25-runs'));
-    const deadRun = path.join(cacheDir, 'bm25-runs', `bm25-run-0-0.tmp-${spawnSync(process.execPath, ['-e', '']).pid}-1`);
+    const deadRun = path.join(cacheDir, 'bm25-runs', `bm25-run-0-0.tmp-${deadPid}-1`);
     writeFileSync(deadRun, 'x');
+    // a killed run's dense vector file (issue 25: vectors past the limits.memory share)
+    mkdirSync(path.join(cacheDir, 'vectors'));
+    const deadVectors = path.join(cacheDir, 'vectors', `m.none.f32.tmp-${deadPid}-1`);
+    writeFileSync(deadVectors, 'x');
     const r = await cli('doctor', cacheDir);
     expect(r.code).toBe(EXIT.input);
-    expect(r.out).toContain('; 3 to drop (run again with --fix');
+    expect(r.out).toContain('; 4 to drop (run again with --fix');
     expect(r.out).toContain(`would drop ${deadRun}: temporary of a run that is gone`);
+    expect(r.out).toContain(`would drop ${deadVectors}: temporary of a run that is gone`);
     expect(r.out).toContain(`would drop ${file}: does not match its content hash`);
     expect(r.out).toContain(`would drop ${dead}: temporary of a run that is gone`);
     expect(existsSync(file)).toBe(true); // nothing changed without --fix
     const fixed = await cli('doctor', cacheDir, '--fix');
     expect(fixed.code).toBe(EXIT.ok);
-    expect([existsSync(file), existsSync(dead), existsSync(deadRun)]).toEqual([false, false, false]);
+    expect([existsSync(file), existsSync(dead), existsSync(deadRun), existsSync(deadVectors)]).toEqual([false, false, false, false]);
     const again = await cli('doctor', cacheDir);
     expect([again.code, again.out.includes('1 ranking checkpoints, 2 chunking checkpoints, 0 cached vectors, 0 GloVe tables checked; 0 to drop')]).toEqual([EXIT.ok, true]);
   });

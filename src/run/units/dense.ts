@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { resolveKey, type PlanUnit } from '../../plan/graph.js';
 import { semanticRetriever } from '../../retrieve/builtin.js';
 import { lancedbRetriever } from '../../retrieve/lancedb.js';
+import { VectorFile } from '../../retrieve/vector-file.js';
 import { collectLists } from '../retrieve.js';
 import { LANCE_STALL_REMEDY } from './keyword.js';
 import type { EmbeddingHandle } from './embedding.js';
@@ -51,6 +52,7 @@ export const denseUnit: UnitKindHandler = {
       const retriever = await semanticRetriever({
         embed: async (texts) => texts.map((text) => e.queries.get(text)!),
         embedMatrix: async () => e.matrices.get(st.key)!,
+        shardBytes: e.shardBytes,
       })(factoryContext(ctx, st, {}));
       const buildSeconds = (performance.now() - t1) / 1000 + (e.docSeconds.get(st.key) ?? 0);
       try {
@@ -67,7 +69,15 @@ export const denseUnit: UnitKindHandler = {
     // Document vectors come from the chunking's matrix (already normalised), queries from the query map.
     const retriever = await lancedbRetriever({
       embed: async (texts, role) =>
-        role === 'document' ? texts.map((text) => matrix.row(rowOf.get(text)!).subarray(0, matrix.d)) : texts.map((text) => e.queries.get(text)!),
+        role === 'document'
+          ? texts.map((text) => {
+              // a view into a resident matrix; a copy read from a vector file; the first d floats either way
+              if (!(matrix instanceof VectorFile)) return matrix.row(rowOf.get(text)!).subarray(0, matrix.d);
+              const row = new Float32Array(matrix.dp);
+              matrix.readRow(rowOf.get(text)!, row);
+              return row.subarray(0, matrix.d);
+            })
+          : texts.map((text) => e.queries.get(text)!),
       modelKey: handle.provider.cacheKey('document'),
       index: unit.params.index as Parameters<typeof lancedbRetriever>[0]['index'],
       onProgress: () => watch.progress(),

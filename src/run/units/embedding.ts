@@ -8,16 +8,23 @@
  *
  * A model that does not load fails every row that uses it (`embedding model <label> could not be loaded: …`, warned).
  * The provider is closed once every dense unit reading it has finished; each chunking's matrix is dropped as soon as
- * that chunking's dense units are done.
+ * that chunking's dense units are done. Placement (issue 25 item 1, {@link vectorPlacement}): a model whose matrices
+ * would exceed its share of `limits.memory` writes its rows to vector files instead (removed the same way), which the
+ * exact search streams through with identical results; `info.vectors` says which and the sizes.
  */
 import { performance } from 'node:perf_hooks';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PlanUnit } from '../../plan/graph.js';
 import { createProvider } from '../../embed/registry.js';
 import type { EmbeddingProvider } from '../../embed/provider.js';
 import { embeddingSpecKey } from '../../embed/cache.js';
-import { embedTexts, embedTextsToMatrices, type EmbedStats } from '../../embed/embed-texts.js';
-import type { VectorMatrix } from '../../retrieve/vector-matrix.js';
+import { embedTexts, embedTextsToFiles, embedTextsToMatrices, type EmbedStats } from '../../embed/embed-texts.js';
+import { vectorMatrixBytes, type VectorMatrix } from '../../retrieve/vector-matrix.js';
+import { VectorFile } from '../../retrieve/vector-file.js';
+import { DEFAULT_MEMORY_BYTES, memoryShares } from '../../config/memory.js';
+import { HarnessError } from '../../errors.js';
+import { removeDeadTemporaries, tempPathFor } from '../../store/temp.js';
 import { embedCallSize, type EmbeddingSpec } from '../../embed/spec.js';
 import { shareByCounts } from '../share.js';
 import { progressFromZero, type ChunkingStage, type Disposable, type UnitContext, type UnitKindHandler } from './types.js';
@@ -25,9 +32,14 @@ import { progressFromZero, type ChunkingStage, type Disposable, type UnitContext
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
 const LATENCY_PROBE = 8;
 
-/** Vectors of one model: per chunking its chunk matrix (rows in chunk order), per question text its vector. */
+/**
+ * Vectors of one model: per chunking its chunk rows (in chunk order; a resident matrix, or a vector file when the
+ * model's matrices would not fit its share of `limits.memory`), per question text its vector.
+ */
 export interface Embedded {
-  matrices: Map<string, VectorMatrix>;
+  matrices: Map<string, VectorMatrix | VectorFile>;
+  /** Shard buffer bytes of the file-backed search (`memoryShares(limits.memory).denseShardBytes`). */
+  shardBytes: number;
   queries: Map<string, Float32Array>;
   /** Each chunking's share of the model's document embedding seconds, by chunk texts (run/share.ts). */
   docSeconds: Map<string, number>;
@@ -88,19 +100,74 @@ export const embeddingUnit: UnitKindHandler = {
   },
 };
 
+/** Where a model's chunk vectors go (issue 25 item 1): in memory, or to files that exact search streams through. */
+interface Placement {
+  /** Bytes the model's resident matrices would take (every chunking it serves). */
+  matrixBytes: number;
+  /** The model's part of the dense share: `denseResidentBytes` / the models that may embed at once. */
+  shareBytes: number;
+  /** The file-backed search's shard buffer. */
+  shardBytes: number;
+  /** Null when the matrices fit `shareBytes` (resident); else the file names, one per chunking. */
+  files: ((label: string, live: ChunkingStage[]) => string[]) | null;
+}
+
+/**
+ * The placement rule: resident when the model's matrices fit its share of `limits.memory`
+ * (`memoryShares(limit).denseResidentBytes` divided by min(concurrency, models), since that many models may hold
+ * matrices at once), else one vector file per chunking in `<cacheDir>/vectors/`, named on src/store/temp.ts's
+ * `*.tmp-<pid>-<ms>` scheme so that a killed run's files are removed by the next run (whose embedding units call
+ * `removeDeadTemporaries` on the folder first).
+ */
+function vectorPlacement(ctx: UnitContext, live: ChunkingStage[], d: number): Placement {
+  const shares = memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES);
+  const inFlight = Math.max(1, Math.min(ctx.config.concurrency, ctx.config.embeddings.length));
+  const matrixBytes = live.reduce((s, st) => s + vectorMatrixBytes(st.chunks.length, d), 0);
+  const shareBytes = Math.floor(shares.denseResidentBytes / inFlight);
+  const dir = path.join(path.resolve(ctx.config.cacheDir), 'vectors');
+  removeDeadTemporaries(dir);
+  if (matrixBytes <= shareBytes) return { matrixBytes, shareBytes, shardBytes: shares.denseShardBytes, files: null };
+  return {
+    matrixBytes,
+    shareBytes,
+    shardBytes: shares.denseShardBytes,
+    files: (label, chunkings) => {
+      try {
+        mkdirSync(dir, { recursive: true });
+      } catch (e) {
+        throw new HarnessError('EMBEDDING_FAILED', `cannot create the vector folder ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+          location: { file: dir },
+          remedy: 'make the cache folder writable, or raise limits.memory so the vectors stay in memory',
+          cause: e,
+        });
+      }
+      const safe = label.replace(/[^A-Za-z0-9_.-]/g, '_');
+      return chunkings.map((st) => tempPathFor(path.join(dir, `${safe}.${st.key}.f32`)));
+    },
+  };
+}
+
 function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: EmbeddingProvider, live: ChunkingStage[], info: Record<string, unknown>, ctx: UnitContext): EmbeddingHandle {
   let embedded: Promise<Embedded> | undefined;
+  /** The vector files of this model (file placement), removed as their chunking's dense units finish, or at dispose. */
+  let files: VectorFile[] = [];
   const cache = () => ctx.embeddingCache();
   const ensureEmbedded = (): Promise<Embedded> =>
     (embedded ??= (async () => {
-      // Every chunking's chunk texts go straight into that chunking's matrix; each distinct text is embedded once.
+      // Every chunking's chunk texts go straight into that chunking's matrix (or vector file); each distinct text is
+      // embedded once.
       const stage = `embed ${spec.label}`;
-      const docs = await embedTextsToMatrices(
-        provider,
-        live.map((st) => st.chunks.map((c) => c.text)),
-        'document',
-        { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done, total) => ctx.emit({ kind: 'progress', stage, done, total }) },
-      );
+      const groups = live.map((st) => st.chunks.map((c) => c.text));
+      const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done: number, total: number) => ctx.emit({ kind: 'progress', stage, done, total }) };
+      const place = vectorPlacement(ctx, live, provider.dimensions);
+      info.vectors = { storage: place.files ? 'file' : 'memory', matrix_bytes: place.matrixBytes, share_bytes: place.shareBytes, ...(place.files ? { shard_bytes: place.shardBytes } : {}) };
+      const docs = place.files
+        ? await (async () => {
+            const r = await embedTextsToFiles(provider, groups, place.files!(spec.label, live), 'document', embedOpts);
+            files = r.files;
+            return { matrices: r.files as (VectorMatrix | VectorFile)[], stats: r.stats };
+          })()
+        : await embedTextsToMatrices(provider, groups, 'document', embedOpts);
       const matrices = new Map(live.map((st, g) => [st.key, docs.matrices[g]]));
       const queryTexts = ctx.scored.map((q) => q.text);
       const queries = await embedTexts(provider, queryTexts, 'query', { cache: cache(), batchSize: embedCallSize(spec) });
@@ -140,7 +207,7 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
       const shares = shareByCounts(docs.stats.embedSeconds, live.map((st) => st.chunks.length));
       const docSeconds = new Map(live.map((st, g) => [st.key, shares[g]]));
       info.embed_seconds_by_chunking = Object.fromEntries(docSeconds);
-      return { matrices, queries: queryMap, docSeconds, probeMs };
+      return { matrices, shardBytes: place.shardBytes, queries: queryMap, docSeconds, probeMs };
     })());
 
   // Dense units still to finish per chunking: a chunking's matrix is dropped when its last one is done.
@@ -158,7 +225,14 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
       const ck = d.id.split('.')[0];
       const left = (pending.get(ck) ?? 1) - 1;
       pending.set(ck, left);
-      if (left <= 0 && embedded) embedded.then((e) => e.matrices.delete(ck)).catch(() => undefined);
+      if (left <= 0 && embedded)
+        embedded
+          .then((e) => {
+            const rows = e.matrices.get(ck);
+            if (rows instanceof VectorFile) rows.remove();
+            e.matrices.delete(ck);
+          })
+          .catch(() => undefined);
     },
     async dispose() {
       // The LanceDB units of this model, in plan order (their manifest entries).
@@ -175,6 +249,8 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
       info.truncated = provider.truncatedCount();
       if (provider.stats) info.server = provider.stats(); // requests, retries, retryWaitSeconds, promptTokens
       if (!embedded) info.from_checkpoint = true;
+      for (const f of files) f.remove();
+      files = [];
       await provider.close();
     },
   };

@@ -5,6 +5,7 @@
  * <ck> failed: …`); a LanceDB one also warns, and a stalled LanceDB build names the FTS hang's remedy.
  */
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_MEMORY_BYTES, memoryShares } from '../../config/memory.js';
 import { keywordRetriever } from '../../retrieve/builtin.js';
 import { lancedbKeywordRetriever } from '../../retrieve/lancedb.js';
 import { collectLists } from '../retrieve.js';
@@ -34,7 +35,9 @@ export const keywordUnit: UnitKindHandler = {
     if (!isFts(unit.params)) {
       const { k1, b } = ctx.config.bm25;
       watch.progress('the BM25 index build');
-      const retriever = await keywordRetriever({ k1, b }, { onProgress: () => watch.progress() })(factoryContext(ctx, st, {}));
+      // The build's postings spill sorted runs past its share of limits.memory (two builds may run at once).
+      const spillBytes = Math.floor(memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES).bm25BuildBytes / Math.max(1, ctx.config.concurrency));
+      const retriever = await keywordRetriever({ k1, b }, { onProgress: () => watch.progress(), spillBytes })(factoryContext(ctx, st, {}));
       const buildSeconds = (performance.now() - t0) / 1000;
       const { lists, queryMs } = await collectLists('keyword', retriever, ctx.questionsIn, depth, {
         resolveId: resolverOf(ctx, st),

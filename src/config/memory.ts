@@ -1,0 +1,140 @@
+/**
+ * The memory budget `limits.memory` (issue 25 item 1): its written forms, how it is split between the parts of a sweep
+ * that can trade memory for disk, and the floor check `validate` and `run` apply before any work. Pure.
+ *
+ * Shares of the limit L (see {@link memoryShares}):
+ * - `denseResidentBytes` = L/4: the normalised dense matrices of the models embedding at once. A model whose
+ *   matrices (every chunking it serves) fit its part of this share stays resident (the default, fastest path);
+ *   otherwise its rows go to a file that exact search streams through (src/retrieve/vector-file.ts).
+ * - `denseShardBytes` = L/64, clamped to [64 KiB, 16 MiB]: the one shard buffer a file-backed search reads the file
+ *   into. Every question of a batch is run over a shard before the next is read, so a shard that stays in the CPU's
+ *   cache is read from memory once per batch instead of once per question: measured on this machine (200k × 100
+ *   vectors, 300 questions, k 100), 1-16 MiB shards searched in 0.8-1.0 s, 64 MiB in 2.3 s, 192 MiB in 1.6 s, the
+ *   resident matrix in 1.0-1.9 s; hence the 16 MiB cap. Below 1 GiB of budget the shard shrinks with it.
+ * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
+ * - the other half is left for what is resident and not (yet) budgeted: documents, chunks, the rankings and scores
+ *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
+ */
+import { HarnessError } from '../errors.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+
+/** Default of `limits.memory`: 12 GiB, half of this project's 24 GB machine (no swap), so two sweeps fit beside the OS. */
+export const DEFAULT_MEMORY_BYTES = 12 * GiB;
+
+/** Smallest `limits.memory` accepted: 1 MiB (tests use a few MiB to force the file-backed dense search). */
+export const MIN_MEMORY_BYTES = MiB;
+
+/**
+ * Planned memory per configuration and scored question, bytes: 4 KB (the rankings, per-question details and
+ * statistics a finished sweep holds; measured 3.9 KB on the helpdesk demo, src/config/schema.ts).
+ */
+export const BYTES_PER_CONFIGURATION_QUESTION = 4096;
+
+const UNITS: Record<string, number> = { b: 1, kb: KiB, kib: KiB, mb: MiB, mib: MiB, gb: GiB, gib: GiB, tb: 1024 * GiB, tib: 1024 * GiB };
+
+/**
+ * Bytes of a written size: a whole number of bytes, or a string `<number><unit>` with unit B, KB, MB, GB, TB (powers
+ * of 1024, as the plan prints them; KiB, MiB, GiB, TiB are the same; case and a space before the unit do not matter),
+ * e.g. `"12GB"` = 12 · 2^30, `"1.5 GiB"`, `"512MB"`. Fractions are rounded down to whole bytes. Returns null for
+ * anything else (the schema turns that into an error naming the key).
+ */
+export function parseByteSize(value: number | string): number | null {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 ? value : null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$/.exec(value);
+  if (!m) return null;
+  const unit = UNITS[m[2].toLowerCase()];
+  if (unit === undefined) return null;
+  return Math.floor(Number(m[1]) * unit);
+}
+
+/** What {@link memoryShares} gives. All in bytes. */
+export interface MemoryShares {
+  /** The limit itself. */
+  limitBytes: number;
+  /** Dense matrices resident at once: ⌊L/4⌋. */
+  denseResidentBytes: number;
+  /** The file-backed search's shard buffer: ⌊L/64⌋ clamped to [64 KiB, 16 MiB]. */
+  denseShardBytes: number;
+  /** The BM25 build's postings before it spills: ⌊L/4⌋. */
+  bm25BuildBytes: number;
+}
+
+/**
+ * Splits `limitBytes` (≥ {@link MIN_MEMORY_BYTES}) into the shares described in the module comment. Pure.
+ * @throws HarnessError('CONFIG_INVALID') at `limits.memory` for a limit that is not a whole number ≥ 1 MiB.
+ */
+export function memoryShares(limitBytes: number): MemoryShares {
+  if (!Number.isInteger(limitBytes) || limitBytes < MIN_MEMORY_BYTES) {
+    throw new HarnessError('CONFIG_INVALID', `limits.memory (${limitBytes}) must be a whole number of bytes >= ${MIN_MEMORY_BYTES}`, {
+      location: { path: 'limits.memory' },
+      remedy: 'write a size such as 12GB or 8589934592',
+    });
+  }
+  return {
+    limitBytes,
+    denseResidentBytes: Math.floor(limitBytes / 4),
+    denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
+    bm25BuildBytes: Math.floor(limitBytes / 4),
+  };
+}
+
+/** What the floor of a plan is made of, bytes. */
+export interface MemoryFloor {
+  /** Rankings and scores: configurations × scored questions × {@link BYTES_PER_CONFIGURATION_QUESTION}. */
+  rankingsBytes: number;
+  /** The dense search's shard buffer when a mode needs embeddings (the file mode cannot go below it), else 0. */
+  denseBytes: number;
+  /** rankingsBytes + denseBytes. */
+  totalBytes: number;
+}
+
+/**
+ * The memory a plan needs whatever is streamed: the planned rankings (`plannedMemoryBytes` of `validate`) plus, when
+ * a mode is dense, one shard buffer of the file-backed search. Documents, chunks and the BM25 index are not counted
+ * yet (issue 25 item 1 streams them in a later step). Pure.
+ */
+export function memoryFloor(configurations: number, scoredQuestions: number, dense: boolean, limitBytes: number): MemoryFloor {
+  const rankingsBytes = configurations * scoredQuestions * BYTES_PER_CONFIGURATION_QUESTION;
+  const denseBytes = dense ? memoryShares(limitBytes).denseShardBytes : 0;
+  return { rankingsBytes, denseBytes, totalBytes: rankingsBytes + denseBytes };
+}
+
+/** `12 GiB`, `3.5 MiB`, `900 B`: a size for messages (powers of 1024). */
+function formatSize(bytes: number): string {
+  if (bytes >= GiB) return `${(bytes / GiB).toFixed(bytes % GiB === 0 ? 0 : 2)} GiB`;
+  if (bytes >= MiB) return `${(bytes / MiB).toFixed(bytes % MiB === 0 ? 0 : 1)} MiB`;
+  if (bytes >= KiB) return `${(bytes / KiB).toFixed(bytes % KiB === 0 ? 0 : 1)} KiB`;
+  return `${bytes} B`;
+}
+
+/**
+ * Refuses a plan whose {@link memoryFloor} is above `limitBytes`: throws `HarnessError('CONFIG_INVALID')` at
+ * `limits.memory` naming the limit, the floor and its parts, and the remedy. Returns the floor otherwise. `validate`
+ * and `run` call it (src/run/front.ts) once the scored questions are known, before any unit runs.
+ */
+export function checkMemoryFloor(
+  configurations: number,
+  scoredQuestions: number,
+  dense: boolean,
+  limitBytes: number,
+  configFile?: string,
+): MemoryFloor {
+  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes);
+  if (floor.totalBytes > limitBytes) {
+    throw new HarnessError(
+      'CONFIG_INVALID',
+      `limits.memory (${limitBytes} bytes, ${formatSize(limitBytes)}) is below the plan's memory floor of ${formatSize(floor.totalBytes)}: ` +
+        `${configurations} configurations × ${scoredQuestions} scored questions × 4 KB of rankings (${formatSize(floor.rankingsBytes)})` +
+        (floor.denseBytes > 0 ? ` + the dense search's shard buffer (${formatSize(floor.denseBytes)})` : '') +
+        `; these cannot be streamed to disk`,
+      {
+        location: { ...(configFile ? { file: configFile } : {}), path: 'limits.memory' },
+        remedy: `raise limits.memory to at least ${formatSize(floor.totalBytes)} if the machine has it, or shrink the grid (fewer chunkings, models, fusion settings, topK values) or the questions (dataset.sample)`,
+      },
+    );
+  }
+  return floor;
+}

@@ -1,0 +1,116 @@
+/**
+ * Issue 25 item 1: `limits.memory`: its written forms, its shares, and the floor `validate` and `run` refuse.
+ */
+import { describe, expect, it } from 'vitest';
+import { isHarnessError, type HarnessError } from '../../src/errors.js';
+import { checkMemoryFloor, memoryFloor, memoryShares, parseByteSize } from '../../src/config/memory.js';
+import { parseConfig } from '../../src/config/schema.js';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+describe('parseByteSize: bytes, or <number><unit> in powers of 1024', () => {
+  it('numbers are bytes; units B KB MB GB TB (and KiB ... TiB), any case, an optional space, fractions floored', () => {
+    expect(parseByteSize(8589934592)).toBe(8 * GiB);
+    expect(parseByteSize('12GB')).toBe(12 * 1024 * 1024 * 1024);
+    expect(parseByteSize('512mb')).toBe(512 * 1024 * 1024);
+    expect(parseByteSize('1.5 GiB')).toBe(1.5 * 1024 * 1024 * 1024);
+    expect(parseByteSize('3KB')).toBe(3 * 1024);
+    expect(parseByteSize('1TB')).toBe(1024 ** 4);
+    expect(parseByteSize('0.1KB')).toBe(Math.floor(0.1 * 1024));
+    expect(parseByteSize('100B')).toBe(100);
+  });
+
+  it('anything else is null: no unit, an unknown unit, a negative or fractional byte count', () => {
+    for (const bad of ['12', '12 G', '12GBs', '-1GB', 'GB', '', 1.5, -1]) expect(parseByteSize(bad)).toBeNull();
+  });
+});
+
+describe('memoryShares', () => {
+  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB', () => {
+    expect(memoryShares(12 * GiB)).toEqual({
+      limitBytes: 12 * GiB,
+      denseResidentBytes: (12 * GiB) / 4,
+      denseShardBytes: 16 * MiB,
+      bm25BuildBytes: (12 * GiB) / 4,
+    });
+  });
+
+  it('the shard buffer is clamped to [64 KiB, 16 MiB]', () => {
+    expect(memoryShares(512 * MiB).denseShardBytes).toBe((512 * MiB) / 64); // 8 MiB: in range
+    expect(memoryShares(128 * GiB).denseShardBytes).toBe(16 * MiB); // 128 GiB/64 = 2 GiB → 16 MiB
+    expect(memoryShares(2 * MiB).denseShardBytes).toBe(64 * 1024); // 2 MiB/64 = 32 KiB → 64 KiB
+    expect(memoryShares(2 * MiB + 3).denseResidentBytes).toBe(Math.floor((2 * MiB + 3) / 4));
+  });
+
+  it('a limit below 1 MiB or not whole is refused naming limits.memory', () => {
+    for (const bad of [MiB - 1, 1.5 * MiB + 0.5]) {
+      let e: unknown;
+      try {
+        memoryShares(bad);
+      } catch (x) {
+        e = x;
+      }
+      expect(isHarnessError(e, 'CONFIG_INVALID')).toBe(true);
+      expect((e as HarnessError).location?.path).toBe('limits.memory');
+    }
+  });
+});
+
+describe('the memory floor', () => {
+  it('rankings: configurations × scored questions × 4 KB, plus one shard buffer when a mode is dense', () => {
+    expect(memoryFloor(6, 300, false, 12 * GiB)).toEqual({ rankingsBytes: 6 * 300 * 4096, denseBytes: 0, totalBytes: 6 * 300 * 4096 });
+    expect(memoryFloor(6, 300, true, 12 * GiB).totalBytes).toBe(6 * 300 * 4096 + 16 * MiB);
+    expect(memoryFloor(6, 300, true, 256 * MiB).totalBytes).toBe(6 * 300 * 4096 + (256 * MiB) / 64);
+  });
+
+  it('refused above the limit: CONFIG_INVALID at limits.memory naming the limit, the floor and its parts, with a remedy', () => {
+    // 1,000 configurations × 300 questions × 4 KB = 1,228,800,000 bytes > 1 GiB; + 16 MiB of shard buffer
+    let e: unknown;
+    try {
+      checkMemoryFloor(1000, 300, true, GiB, '/x/sweep.yaml');
+    } catch (x) {
+      e = x;
+    }
+    expect(isHarnessError(e, 'CONFIG_INVALID')).toBe(true);
+    const he = e as HarnessError;
+    expect(he.location).toEqual({ file: '/x/sweep.yaml', path: 'limits.memory' });
+    const floor = 1000 * 300 * 4096 + GiB / 64;
+    expect(he.message).toContain(`limits.memory (${GiB} bytes, 1 GiB) is below the plan's memory floor of ${(floor / GiB).toFixed(2)} GiB`);
+    expect(he.message).toContain('1000 configurations × 300 scored questions × 4 KB of rankings');
+    expect(he.message).toContain("the dense search's shard buffer (16 MiB)");
+    expect(he.remedy).toContain(`raise limits.memory to at least ${(floor / GiB).toFixed(2)} GiB`);
+  });
+
+  it('at the limit exactly it passes and returns the floor', () => {
+    const limit = 10 * 20 * 4096 + 64 * 1024; // 2 MiB/64 < 64 KiB: the shard buffer is 64 KiB at this limit
+    expect(limit).toBeLessThan(4 * MiB);
+    expect(checkMemoryFloor(10, 20, true, Math.max(limit, 2 * MiB)).totalBytes).toBe(10 * 20 * 4096 + 64 * 1024);
+  });
+});
+
+describe('limits.memory in the config', () => {
+  const base = { dataset: { path: '/tmp/x' } };
+
+  it('default 12 GiB; a number of bytes or a size string', () => {
+    expect(parseConfig(base).limits.memory).toBe(12 * GiB);
+    expect(parseConfig({ ...base, limits: { memory: '8GB' } }).limits.memory).toBe(8 * GiB);
+    expect(parseConfig({ ...base, limits: { memory: 3 * MiB } }).limits.memory).toBe(3 * MiB);
+    // the other limits keep their defaults when only memory is written
+    expect(parseConfig({ ...base, limits: { memory: '8GB' } }).limits).toEqual({ maxConfigurations: 10000, stallSeconds: 300, memory: 8 * GiB });
+  });
+
+  it('a bad value is refused at limits.memory, naming the value', () => {
+    for (const bad of ['lots', '12', 1000, '0.5KB']) {
+      let e: unknown;
+      try {
+        parseConfig({ ...base, limits: { memory: bad } });
+      } catch (x) {
+        e = x;
+      }
+      expect(isHarnessError(e, 'CONFIG_INVALID')).toBe(true);
+      expect((e as Error).message).toContain('limits.memory');
+      expect((e as Error).message).toContain(JSON.stringify(bad));
+    }
+  });
+});
