@@ -46,7 +46,8 @@ export const denseUnit: UnitKindHandler = {
     const st = chunkingOf(unit, inputs);
     const handle = embeddingOf(unit, inputs);
     const label = handle.spec.label;
-    const e = await handle.ensureEmbedded();
+    // The corpus embedding's batches are this unit's progress too (it waits for them).
+    const e = await handle.ensureEmbedded(() => watch.progress());
     const t1 = performance.now();
     if (!isLance(unit)) {
       const retriever = await semanticRetriever({

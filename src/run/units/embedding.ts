@@ -53,7 +53,13 @@ export interface EmbeddingHandle extends Disposable {
   provider: EmbeddingProvider;
   /** The provider's cache keys: the deferred `documentKey` / `queryKey` of every dense key. */
   modelKey: { documentKey: string; queryKey: string };
-  ensureEmbedded(): Promise<Embedded>;
+  /**
+   * Embeds every chunking's texts once (the first caller starts it; later callers share the promise). `onProgress`, if
+   * given, is called on every embedding batch until the promise settles: each dense unit that awaits the embedding
+   * passes its own stall clock here, since the batches run outside any one unit (issue 25: at 1M documents a corpus
+   * embedding longer than `limits.stallSeconds` otherwise failed every dense row as stalled).
+   */
+  ensureEmbedded(onProgress?: () => void): Promise<Embedded>;
 }
 
 const labelOf = (unit: PlanUnit) => unit.params.label as string;
@@ -152,13 +158,25 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
   /** The vector files of this model (file placement), removed as their chunking's dense units finish, or at dispose. */
   let files: VectorFile[] = [];
   const cache = () => ctx.embeddingCache();
-  const ensureEmbedded = (): Promise<Embedded> =>
+  // The stall clocks of the units awaiting the embedding, fed by every batch.
+  const listeners = new Set<() => void>();
+  const ensureEmbedded = (onProgress?: () => void): Promise<Embedded> => {
+    if (onProgress) listeners.add(onProgress);
+    const p = start();
+    if (onProgress) void p.then(() => listeners.delete(onProgress), () => listeners.delete(onProgress));
+    return p;
+  };
+  const start = (): Promise<Embedded> =>
     (embedded ??= (async () => {
       // Every chunking's chunk texts go straight into that chunking's matrix (or vector file); each distinct text is
       // embedded once.
       const stage = `embed ${spec.label}`;
       const groups = live.map((st) => st.chunks.map((c) => c.text));
-      const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done: number, total: number) => ctx.emit({ kind: 'progress', stage, done, total }) };
+      const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done: number, total: number) => {
+          for (const l of listeners) l();
+          ctx.emit({ kind: 'progress', stage, done, total });
+        },
+      };
       const place = vectorPlacement(ctx, live, provider.dimensions);
       info.vectors = { storage: place.files ? 'file' : 'memory', matrix_bytes: place.matrixBytes, share_bytes: place.shareBytes, ...(place.files ? { shard_bytes: place.shardBytes } : {}) };
       const docs = place.files
