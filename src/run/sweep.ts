@@ -17,6 +17,7 @@ import type { ConfigSpec, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { HarnessError } from '../errors.js';
+import { resourceFailure } from '../store/resource.js';
 import { failedWarning } from '../report/warnings.js';
 import { selectRows, unitsFor, type Plan, type PlanUnit } from '../plan/graph.js';
 import { CheckpointStore } from './checkpoint.js';
@@ -93,6 +94,9 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
   let execution;
   try {
     execution = await executePlan(plan, base, { units, handlers: UNIT_KINDS, concurrency: config.concurrency, stallSeconds: config.limits?.stallSeconds ?? 300 });
+  } catch (e) {
+    // A full disk, a permission...: the user's, naming cacheDir when the path is there (issue 24 §3).
+    throw resourceFailure(e, [{ dir: config.cacheDir, key: 'cacheDir' }]) ?? e;
   } finally {
     const damaged = cache?.stats().discarded ?? 0;
     if (damaged > 0) warn(cacheDamageWarning(cache!.file, damaged, cache!.discardedKeys()));

@@ -55,6 +55,23 @@ export function removeDeadTemporaries(dir: string): string[] {
 }
 
 /**
+ * Writes `data` to {@link tempPathFor}'s name beside `file`, then renames it to `file`. On any failure (a full disk
+ * half-way through the write, a rename refused) the temporary is removed before the error is rethrown as it came (its
+ * errno and path intact, for the caller's boundary), so a failing write leaves nothing behind. No fsync: for cache
+ * files that are verified on read (a checkpoint's hash, a chunk file's checksum).
+ */
+export function writeThenRename(file: string, data: string | NodeJS.ArrayBufferView): void {
+  const tmp = tempPathFor(file);
+  try {
+    writeFileSync(tmp, data);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/**
  * Writes `text` to `file` all or nothing: into {@link tempPathFor}'s name beside it, fsynced, then one rename. On any
  * failure the temporary is removed and nothing at `file` changes.
  * @param remedy what the user should do when the write fails (named in the error).
