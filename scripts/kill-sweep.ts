@@ -14,8 +14,8 @@
  * at depth 5. The glove-100d binary table is built once into a folder beside `--work` and linked into every run's
  * cache, except for the kill point inside the table's own write, which gets a folder of its own.
  *
- * A temporary is any name that is not a final artefact: `*.tmp-<pid>-<ms>` (src/store/temp.ts) and `.<out>.tmp-*` /
- * `.<out>.probe-*` (src/run/lock.ts), SQLite's side files (`-wal`, `-shm`, `-journal`), the `--out` lock, `.partial-*`.
+ * A temporary is any name that is not a final artefact: `*.tmp-<pid>-<ms>` (src/store/temp.ts) and `.<out>.tmp-*`,
+ * `.<out>.probe-*`, `<out>.old-*` (src/run/lock.ts), SQLite's side files (`-wal`, `-shm`, `-journal`), the `--out` lock, `.partial-*`.
  * Prints a markdown table to stdout (kill point, what the kill left, what the re-run left, results equal); the full
  * listings go to `<work>/<n>/listing-after-kill.txt` and `listing-after-rerun.txt`; progress on stderr.
  * Exit 0 when every point was reached, resumed to equal results and left no temporary; 1 otherwise.
@@ -61,6 +61,7 @@ export function isTemporary(rel: string): boolean {
   return (
     /\.tmp-\d+-\d+$/.test(name) ||
     /^\..*\.(tmp|probe)-\d+-\d+$/.test(name) ||
+    /\.old-\d+-\d+$/.test(name) ||
     rel.split(path.sep).some((p) => /\.(tmp|probe)-\d+-\d+$/.test(p)) ||
     /-(wal|shm|journal)$/.test(name) ||
     /\.lock$/.test(name) ||
