@@ -72,7 +72,7 @@ async function check(defect: string, command: string, args: string[], held: (r: 
 const sizes = Array.from({ length: 250 }, (_, i) => i + 1);
 const ks = Array.from({ length: 400 }, (_, i) => i + 1);
 await check('grid of 100,000 configurations passes validate, then dies of heap exhaustion', 'validate (250 sizes × 400 k)', ['validate', config('grid', `chunking: { sizes: [${sizes.join(', ')}] }\ntopK: [${ks.join(', ')}]\n`)], (r) => r.code === 1 && /limits\.maxConfigurations/.test(r.err));
-await check('statistics.resamples: 1e12 passes validate, then exit 70', 'validate (resamples 1e12)', ['validate', config('resamples', 'statistics: { resamples: 1000000000000 }\n')], (r) => r.code === 1 && /statistics\.resamples/.test(r.err), (r) => r.err.split('\n').find((l) => /resamples/.test(l))?.trim().slice(0, 200) ?? firstLine(r.err));
+await check('statistics.resamples: 1e12 passes validate, then exit 70', 'validate (resamples 1e12)', ['validate', config('resamples', 'statistics: { resamples: 1000000000000 }\n')], (r) => r.code === 1 && /statistics\.resamples/.test(r.err), (r) => r.err.split('\n').find((l) => /statistics\.resamples:/.test(l))?.trim().slice(0, 200) ?? firstLine(r.err));
 const big = dataset('big-line', (d) => writeFileSync(path.join(d, 'questions.jsonl'), `{"id":"q1","question":"${'x'.repeat(17 * 1024 * 1024)}","relevant":["billing/refunds.md"]}\n`));
 await check('a huge questions.jsonl read as one string (exit 70)', 'validate (a 17 MiB line)', ['validate', config('bigline', '', big)], (r) => r.code === 1 && /16 MiB|limit/.test(r.err));
 // A retriever returning 1,000,000 hits per question.
