@@ -249,7 +249,13 @@ export function writeArtifacts(
   const put = (name: string, text: string) => {
     const file = path.join(tmp, name);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, text);
+    try {
+      writeFileSync(file, text);
+    } catch (e) {
+      // A write's ENOSPC carries no path (it is an fd's): name the file being written.
+      if (e !== null && typeof e === 'object' && (e as { path?: unknown }).path === undefined) (e as { path?: string }).path = file;
+      throw e;
+    }
     written.push(path.join(target, name));
   };
   try {

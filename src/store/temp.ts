@@ -57,7 +57,8 @@ export function removeDeadTemporaries(dir: string): string[] {
 /**
  * Writes `data` to {@link tempPathFor}'s name beside `file`, then renames it to `file`. On any failure (a full disk
  * half-way through the write, a rename refused) the temporary is removed before the error is rethrown as it came (its
- * errno and path intact, for the caller's boundary), so a failing write leaves nothing behind. No fsync: for cache
+ * errno intact, and `path` set to `file` when the system gave none, as for a write's ENOSPC), so a failing write
+ * leaves nothing behind and the caller's boundary can name the file. No fsync: for cache
  * files that are verified on read (a checkpoint's hash, a chunk file's checksum).
  */
 export function writeThenRename(file: string, data: string | NodeJS.ArrayBufferView): void {
@@ -67,6 +68,8 @@ export function writeThenRename(file: string, data: string | NodeJS.ArrayBufferV
     renameSync(tmp, file);
   } catch (e) {
     rmSync(tmp, { force: true });
+    // A write's ENOSPC carries no path (it is an fd's): name the file, so the error boundary can say where.
+    if (e !== null && typeof e === 'object' && (e as { path?: unknown }).path === undefined) (e as { path?: string }).path = file;
     throw e;
   }
 }
