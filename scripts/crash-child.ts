@@ -74,21 +74,29 @@ if (hook === 'unit') {
 }
 if (hook === 'write') {
   const re = new RegExp(hookArg!);
+  // Descriptors opened for a matching path (a descriptor number is reused once closed: every open updates the map).
   const fds = new Map<number, string>();
+  let fdWrites = 0;
   const { openSync, writeSync, writeFileSync } = fs;
   fs.openSync = ((p: fs.PathLike, ...rest: unknown[]) => {
     const fd = (openSync as (...x: unknown[]) => number)(p, ...rest);
     if (re.test(String(p))) fds.set(fd, String(p));
+    else fds.delete(fd);
     return fd;
   }) as typeof fs.openSync;
   fs.writeSync = ((fd: number, ...rest: unknown[]) => {
     const n = (writeSync as (...x: unknown[]) => number)(fd, ...rest);
-    if (fds.has(fd)) hit(`write to ${fds.get(fd)}`);
+    if (fds.has(fd)) {
+      fdWrites++;
+      hit(`write to ${fds.get(fd)}`);
+    }
     return n;
   }) as typeof fs.writeSync;
+  // writeFileSync of a path goes through fs.openSync and fs.writeSync (counted there) unless Node takes a fast path.
   fs.writeFileSync = ((p: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+    const before = fdWrites;
     (writeFileSync as (...x: unknown[]) => void)(p, ...rest);
-    if (typeof p !== 'number' && re.test(String(p))) hit(`write to ${String(p)}`);
+    if (fdWrites === before && typeof p !== 'number' && re.test(String(p))) hit(`write to ${String(p)}`);
   }) as typeof fs.writeFileSync;
   syncBuiltinESMExports();
 }

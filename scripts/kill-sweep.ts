@@ -49,7 +49,7 @@ export const KILL_SWEEP_POINTS: [string, string, boolean?][] = [
   ['unit:fusion#1', 'fusion done, checkpoint not written'],
   ['progress:retriever words#40', 'external retriever: half the questions searched'],
   ['unit:run#1', 'imported run read, checkpoint not written'],
-  ['progress:rerank ce#200', 'rerank: some pairs scored (rerank cache written)'],
+  ['progress:rerank ce d5#200', 'rerank: some pairs scored (rerank cache written)'],
   ['write:checkpoints/[0-9a-f]+\\.json\\.tmp-#3', 'ranking checkpoint write: third temporary written, not renamed'],
   ['unit:scoring#1', 'scoring'],
   ['write', 'results writing: temporary folder holds the reports and manifest'],

@@ -18,6 +18,7 @@ import type { SweepConfig } from '../config/schema.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { HarnessError } from '../errors.js';
 import { resourceFailure } from '../store/resource.js';
+import { mergeLeftoverWal } from '../store/wal.js';
 import { failedWarning } from '../report/warnings.js';
 import { selectRows, unitsFor, type Plan, type PlanUnit } from '../plan/graph.js';
 import { CheckpointStore } from './checkpoint.js';
@@ -77,6 +78,8 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
   // 2. The rows to score (`run --only GLOB` keeps some) and the units they need; depths stay the whole plan's.
   const { rows, units, leftOut } = selection(plan, options.only, warn);
   const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
+  // A killed run's SQLite logs are merged now: a run that reads every unit back never opens these caches (issue 24).
+  for (const name of ['embeddings.sqlite', 'rerank.sqlite']) mergeLeftoverWal(path.join(path.resolve(config.cacheDir), name));
   let cache: EmbeddingCache | undefined;
   // 3. Execute.
   const base = {
