@@ -15,6 +15,8 @@
  *   or `writeSync` on a descriptor `openSync` opened for such a path): a temporary written, not yet renamed
  *   (`checkpoints/.*\.tmp-`), or one part of the GloVe table written (`\.f32bin\.tmp-#5`: the matrix, not the words).
  *   The `node:fs` functions are wrapped and `syncBuiltinESMExports` makes the modules' named imports see the wrappers.
+ * - `--kill-at rename:REGEX#N`: right before the N-th `renameSync` whose destination matches REGEX (e.g. `rename:/out$`
+ *   kills between writeArtifacts' two renames: the previous results moved to `<out>.old-*`, the new ones not in place).
  * - `--kill-at cache-put#N`: right after the N-th `EmbeddingCache.put` committed (rows in the WAL, not yet
  *   checkpointed into the database file).
  * - `--kill-after-ms MS`: after MS milliseconds of wall time.
@@ -55,7 +57,7 @@ const [killStage, killNth] = killSpec ? [killSpec.split('#')[0], Number(killSpec
 let seen = 0;
 
 // Kill points inside the work rather than at an event (see the module comment).
-const hook = killAt && /^(unit|write):/.test(killAt) ? killAt.slice(0, killAt.indexOf(':')) : killAt?.startsWith('cache-put') ? 'cache-put' : undefined;
+const hook = killAt && /^(unit|write|rename):/.test(killAt) ? killAt.slice(0, killAt.indexOf(':')) : killAt?.startsWith('cache-put') ? 'cache-put' : undefined;
 const hookArg = hook && hook !== 'cache-put' ? killAt!.slice(hook.length + 1).replace(/#\d+$/, '') : undefined;
 const hookNth = hook ? Number(/#(\d+)$/.exec(killAt!)?.[1] ?? 1) : 0;
 let hookSeen = 0;
@@ -98,6 +100,15 @@ if (hook === 'write') {
     (writeFileSync as (...x: unknown[]) => void)(p, ...rest);
     if (fdWrites === before && typeof p !== 'number' && re.test(String(p))) hit(`write to ${String(p)}`);
   }) as typeof fs.writeFileSync;
+  syncBuiltinESMExports();
+}
+if (hook === 'rename') {
+  const re = new RegExp(hookArg!);
+  const { renameSync } = fs;
+  fs.renameSync = ((from: fs.PathLike, to: fs.PathLike) => {
+    if (re.test(String(to))) hit(`rename ${String(from)} -> ${String(to)}`);
+    renameSync(from, to);
+  }) as typeof fs.renameSync;
   syncBuiltinESMExports();
 }
 if (hook === 'cache-put') {

@@ -53,6 +53,7 @@ export const KILL_SWEEP_POINTS: [string, string, boolean?][] = [
   ['write:checkpoints/[0-9a-f]+\\.json\\.tmp-#3', 'ranking checkpoint write: third temporary written, not renamed'],
   ['unit:scoring#1', 'scoring'],
   ['write', 'results writing: temporary folder holds the reports and manifest'],
+  ['rename:/out$#1', 'results writing: between the two renames (previous results moved to out.old-*, new ones not in place)'],
 ];
 
 /** True for a path (relative to a run's folder) that is not a final artefact. */
