@@ -94,7 +94,17 @@ function parseRunFailOn(v: string | undefined): Set<(typeof RUN_FAIL_ON)[number]
   return out;
 }
 
+/** `run`: {@link runLocked}, then the --out lock released however it ended (a failure too, not only at process exit). */
 async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Promise<void> {
+  const held: { release?: () => void } = {};
+  try {
+    await runLocked(configPath, opts, io, held);
+  } finally {
+    held.release?.();
+  }
+}
+
+async function runLocked(configPath: string, opts: RunOptions, io: CliIo, held: { release?: () => void }): Promise<void> {
   const { loadConfigFile } = await import('../config/schema.js');
   const failOn = parseRunFailOn(opts.failOn);
   const config = loadConfigFile(configPath);
@@ -111,6 +121,7 @@ async function runCommand(configPath: string, opts: RunOptions, io: CliIo): Prom
   artifacts.checkOutputOutsideDataset(config, outDir);
   const { acquireOutputLock } = await import('../run/lock.js');
   const releaseOut = acquireOutputLock(outDir); // also released on process exit (kill -9 leaves a stale lock, taken over)
+  held.release = releaseOut;
   artifacts.checkOutputDir(outDir);
   const startup = performance.now() / 1000;
   const progress = createProgress({ quiet: Boolean(opts.quiet) });

@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import { describeIssues } from '../config/issues.js';
 import { HarnessError } from '../errors.js';
+import { fetchBadPort } from '../net/http.js';
 import type { EmbedRole } from './provider.js';
 
 /** The prefix that selects the transformers.js provider. */
@@ -207,6 +208,8 @@ export const embeddingSpecObjectSchema = z
     if (server && o.baseUrl === undefined) {
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `${o.model} needs baseUrl, the server address (e.g. http://127.0.0.1:8080/v1)` });
     }
+    const bad = o.baseUrl === undefined ? undefined : fetchBadPort(o.baseUrl);
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `uses port ${bad}, which fetch refuses to connect to (a blocked "bad port" of the Fetch standard); serve the model on another port (8080, 8000, 11434 ...) and put that port in baseUrl` });
     if (!server) {
       for (const k of SERVER_KEYS) {
         if (o[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `applies only to openai: models, not ${o.model}` });

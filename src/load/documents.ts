@@ -12,8 +12,10 @@
  *   options): head/script/style/xml removed with their contents, other tags removed, inner text kept; then HTML
  *   entities decoded (`&amp;` → `&`, `&nbsp;` → U+00A0) by html-entities (HTML5 table). LlamaIndex's reader leaves
  *   them encoded (`skipHtmlDecoding: true`); decoding after stripping keeps `&lt;b&gt;` as the text `<b>`.
- * - `.pdf`: `PDFReader` (unpdf / pdf.js), one LlamaIndex document per page; pages joined with `"\n\n"`.
- *   Quirk: pdf.js writes a warning to the console for malformed PDFs before it throws.
+ * - `.pdf`: unpdf (pdf.js) as LlamaIndex's `PDFReader` calls it (`extractText`, one text per page), pages joined with
+ *   `"\n\n"`; but with pdf.js's `verbosity: 0`. Quirk: at its default level pdf.js writes warnings to the console
+ *   (`console.log`, so stdout, the data channel) for malformed PDFs, e.g. `Warning: Indexing all PDF objects` before it
+ *   throws "Invalid PDF structure"; library code never prints (test/load/no-print.test.ts).
  * - `.docx`: `DocxReader` (mammoth raw text): paragraphs end with `"\n\n"`, including the last one.
  * When a reader returns several documents for one file, their texts are joined with `"\n\n"` into one Doc.
  */
@@ -22,7 +24,6 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { decode as decodeEntities } from 'html-entities';
 import { HTMLReader } from '@llamaindex/readers/html';
-import { PDFReader } from '@llamaindex/readers/pdf';
 import { DocxReader } from '@llamaindex/readers/docx';
 import { HarnessError, type ErrorCode } from '../errors.js';
 import type { Doc } from '../types.js';
@@ -75,7 +76,18 @@ const htmlTextReader: Reader = {
   },
 };
 
-const pdfReader = llamaReader(new PDFReader());
+/**
+ * PDF: what LlamaIndex's `PDFReader` does (a copy of the bytes as a plain Uint8Array, unpdf's `extractText`, one text
+ * per page), with pdf.js's `verbosity: 0` (errors only) so that pdf.js prints nothing (see the module comment).
+ */
+const pdfReader: Reader = {
+  read: async (bytes) => {
+    const { getDocumentProxy, extractText } = await import('unpdf');
+    const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
+    const { text } = await extractText(pdf);
+    return { text: text.join('\n\n') };
+  },
+};
 const docxReader = llamaReader(new DocxReader());
 
 function readerFor(ext: string): Reader | undefined {

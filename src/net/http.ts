@@ -161,6 +161,22 @@ export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
   10080,
 ]);
 
+/**
+ * The port of `url` when it is one of {@link FETCH_BAD_PORTS} (an explicit port, or the scheme's default), else
+ * undefined; undefined too for a string that is not a URL (the caller's own check names that). Used by the config
+ * schemas, so `validate` refuses what `run` would (issue 24).
+ */
+export function fetchBadPort(url: string): number | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const port = u.port === '' ? undefined : Number(u.port);
+  return port !== undefined && FETCH_BAD_PORTS.has(port) ? port : undefined;
+}
+
 /** Statuses retried besides 5xx. */
 const RETRY_STATUS = new Set([408, 429]);
 /** Network error codes that mean "nobody is there" and are not retried. */

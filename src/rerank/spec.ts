@@ -32,6 +32,7 @@
  */
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
+import { fetchBadPort } from '../net/http.js';
 import type { RerankSpec } from './types.js';
 
 /** The prefix of a local cross-encoder run through transformers.js. */
@@ -104,6 +105,8 @@ export const rerankObjectSchema = z
       if (o.baseUrl === undefined) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'is required for a rerank: model (e.g. http://127.0.0.1:8081)' });
       if (o.protocol === undefined) ctx.addIssue({ code: 'custom', path: ['protocol'], message: 'is required for a rerank: model (tei or cohere)' });
     }
+    const bad = o.baseUrl === undefined ? undefined : fetchBadPort(o.baseUrl);
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `uses port ${bad}, which fetch refuses to connect to (a blocked "bad port" of the Fetch standard); serve the model on another port (8080, 8000, 11434 ...) and put that port in baseUrl` });
     const wrong = server ? LOCAL_ONLY : SERVER_ONLY;
     for (const key of wrong) {
       if (o[key] !== undefined) {

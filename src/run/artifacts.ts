@@ -19,6 +19,7 @@ import path from 'node:path';
 import type { ConfigResult, ConfigSpec, Level, Question, QueryDetail, SweepResult } from '../types.js';
 import { formatQrels, formatRun } from '../load/trec.js';
 import { HarnessError } from '../errors.js';
+import { resourceFailure } from '../store/resource.js';
 import { runWarnings } from '../report/warnings.js';
 import { OWNER_FILE, assertNotLockedByOther, ownerRecord, removeStaleTemporaries } from './lock.js';
 
@@ -228,7 +229,10 @@ export function checkOutputOutsideDataset(config: { datasetPath: string; name?: 
 }
 
 /**
- * Writes every artifact of `result` into `outDir` atomically (temp folder + rename).
+ * Writes every artifact of `result` into `outDir` atomically (temp folder + rename); on failure the temporary folder is
+ * removed and the previous results stay as they were.
+ * @throws HarnessError('RESOURCE_UNAVAILABLE') naming the path and `--out` for a full disk, a permission, a read-only
+ *   file system (src/store/resource.ts); HarnessError('OUTPUT_INVALID') from {@link checkOutputDir}.
  * @param rendered the report files from `renderReports` (`matrix.csv`, `matrix.json`, `report.md`, `report.html`).
  * @returns the absolute paths written.
  */
@@ -245,7 +249,13 @@ export function writeArtifacts(
   const put = (name: string, text: string) => {
     const file = path.join(tmp, name);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, text);
+    try {
+      writeFileSync(file, text);
+    } catch (e) {
+      // A write's ENOSPC carries no path (it is an fd's): name the file being written.
+      if (e !== null && typeof e === 'object' && (e as { path?: unknown }).path === undefined) (e as { path?: string }).path = file;
+      throw e;
+    }
     written.push(path.join(target, name));
   };
   try {
@@ -297,7 +307,8 @@ export function writeArtifacts(
     if (existsSync(old)) rmSync(old, { recursive: true, force: true });
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    throw e;
+    // A full disk, a permission...: the user's, naming --out (a write's ENOSPC carries no path of its own).
+    throw resourceFailure(e, [{ dir: parent, key: '--out' }]) ?? e;
   }
   return written;
 }

@@ -12,11 +12,11 @@
  * unreadable checkpoint is ignored (and recomputed), never trusted.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
 import { describeShort, rankingListsProblem } from './verify.js';
-import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
+import { removeDeadTemporaries, writeThenRename } from '../store/temp.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
@@ -283,10 +283,7 @@ export class CheckpointStore {
     keyDigest(key).copy(buf, 12);
     createHash('sha256').update(buf.subarray(CHUNKS_HEADER)).digest().copy(buf, 44);
     mkdirSync(this.dir, { recursive: true });
-    const file = path.join(this.dir, `${key}.chunks`);
-    const tmp = tempPathFor(file);
-    writeFileSync(tmp, buf);
-    renameSync(tmp, file);
+    writeThenRename(path.join(this.dir, `${key}.chunks`), buf);
     this.writes.push(key);
     return chunks;
   }
@@ -299,7 +296,6 @@ export class CheckpointStore {
     if (!this.enabled) return;
     mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, `${key}.json`);
-    const tmp = tempPathFor(file);
     const body = Buffer.from(
       JSON.stringify({
         depth: c.depth,
@@ -311,8 +307,7 @@ export class CheckpointStore {
       'utf8',
     );
     const header = JSON.stringify({ format: FILE_FORMAT, key, sha256: createHash('sha256').update(body).digest('hex') });
-    writeFileSync(tmp, Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), body]));
-    renameSync(tmp, file);
+    writeThenRename(file, Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), body]));
     this.writes.push(key);
   }
 }

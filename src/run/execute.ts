@@ -15,6 +15,10 @@
  *   10 s without progress, and UNIT_STALLED after `stallSeconds`, which fails that unit only.
  * - **Cancellation**: when `ctx.signal` is aborted, no unit starts any more and `executePlan` rejects with
  *   HarnessError('RUN_FAILED', interrupted) once the running ones have settled.
+ * - **The machine's resources** (issue 24 §3): a unit that fails with a full disk, a permission, a read-only file
+ *   system or too many open files (`resourceErrnoOf`, src/store/resource.ts: the errno anywhere in its cause chain)
+ *   is not a row failure but the user's problem for the whole run: no unit starts any more, and `executePlan` rejects
+ *   with that first error once the running ones have settled (the caller names the folder's config key).
  * - **Resources**: a value with `dispose` (a loaded model) is told of each dependent that finishes and disposed after
  *   the last; run-wide shared resources (`ctx.shared`) are closed when the plan ends.
  *
@@ -25,6 +29,7 @@ import { performance } from 'node:perf_hooks';
 import pLimit from 'p-limit';
 import type { Plan, PlanUnit, UnitKind } from '../plan/graph.js';
 import { HarnessError } from '../errors.js';
+import { resourceErrnoOf } from '../store/resource.js';
 import { StallWatchdog } from './stall.js';
 import { errorText } from './inputs.js';
 import { UnitFailure, type Disposable, type SweepEvent, type UnitContext, type UnitKindHandler, type UnitResult } from './units/types.js';
@@ -123,8 +128,11 @@ export async function executePlan(plan: Plan, base: BaseContext, options: Execut
     }
   };
 
+  /** The first unit error that is a resource problem: it ends the run (see the module comment). */
+  let resourceFailure: { error: unknown } | undefined;
   const runOne = async (u: PlanUnit): Promise<void> => {
     if (ctx.signal.aborted) throw interruptedError();
+    if (resourceFailure) throw resourceFailure.error;
     const h = handlerOf(u);
     const total = totals.get(u.kind)!;
     if (h.stage) {
@@ -161,6 +169,10 @@ export async function executePlan(plan: Plan, base: BaseContext, options: Execut
         }
       } catch (e) {
         if (ctx.signal.aborted) throw interruptedError();
+        if (resourceErrnoOf(e)) {
+          resourceFailure ??= { error: e };
+          throw resourceFailure.error;
+        }
         const seconds = (performance.now() - t0) / 1000;
         const f = e instanceof UnitFailure ? { error: e.message, warn: e.warn, info: e.info } : (h.failed?.(u, errorText(e), ctx) ?? { error: errorText(e) });
         r = { error: f.error, ...(f.info ? { info: f.info } : {}), cause: e, seconds };

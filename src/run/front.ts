@@ -8,7 +8,7 @@
  *
  * Reads the dataset, the retriever modules and run files; writes nothing.
  */
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Dataset, Question } from '../types.js';
@@ -21,6 +21,7 @@ import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
 import type { RetrieverFactory } from '../retrieve/retriever.js';
 import { HarnessError } from '../errors.js';
+import { RESOURCE_ERRNOS } from '../store/resource.js';
 import { excludedWarning } from '../report/warnings.js';
 import { planGraph, type Plan } from '../plan/graph.js';
 import { planEnv } from '../plan/env.js';
@@ -149,14 +150,34 @@ export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
 
 /**
  * A `cacheDir` that is a file, or lies under one, is refused before any work (the run would otherwise fail after doing
- * it all). A missing folder is fine: it is created on first write.
- * @throws HarnessError('CONFIG_INVALID') at `cacheDir`, naming the path.
+ * it all); so is one this process may not write (permission, read-only file system), checked with `access(W_OK)` on
+ * the folder itself or, when it does not exist yet, on its nearest existing parent (nothing is created or written).
+ * A missing folder is fine otherwise: it is created on first write.
+ * @throws HarnessError('CONFIG_INVALID') at `cacheDir`, naming the path, for a file; HarnessError('RESOURCE_UNAVAILABLE')
+ *   naming the folder, `cacheDir` and the errno (EACCES, EPERM, EROFS), for a folder that cannot be written.
  */
 export function checkCacheDir(config: Pick<SweepConfig, 'cacheDir' | 'configFile'>): void {
   let p = path.resolve(config.cacheDir);
   for (;;) {
     if (existsSync(p)) {
-      if (statSync(p).isDirectory()) return;
+      if (statSync(p).isDirectory()) {
+        try {
+          accessSync(p, constants.W_OK);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code ?? 'EACCES';
+          if (!(code in RESOURCE_ERRNOS)) throw e;
+          throw new HarnessError(
+            'RESOURCE_UNAVAILABLE',
+            `cacheDir ${path.resolve(config.cacheDir)} cannot be written: ${code}: ${RESOURCE_ERRNOS[code].what} at ${p}`,
+            {
+              location: { ...(config.configFile ? { file: config.configFile } : {}), path: 'cacheDir' },
+              remedy: `point cacheDir (or RETRIEVAL_SWEEP_CACHE) at a folder this user can write${code === 'EROFS' ? ' on a writable file system' : ''}, or make ${p} writable`,
+              cause: e,
+            },
+          );
+        }
+        return;
+      }
       throw new HarnessError('CONFIG_INVALID', `cacheDir ${path.resolve(config.cacheDir)} is not a folder: ${p} is a file`, {
         location: { ...(config.configFile ? { file: config.configFile } : {}), path: 'cacheDir' },
         remedy: 'point cacheDir (or RETRIEVAL_SWEEP_CACHE) at a folder, or move the file away',

@@ -17,6 +17,8 @@ import type { ConfigSpec, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { EmbeddingCache } from '../embed/cache.js';
 import { HarnessError } from '../errors.js';
+import { resourceFailure } from '../store/resource.js';
+import { mergeLeftoverWal } from '../store/wal.js';
 import { failedWarning } from '../report/warnings.js';
 import { selectRows, unitsFor, type Plan, type PlanUnit } from '../plan/graph.js';
 import { CheckpointStore } from './checkpoint.js';
@@ -76,6 +78,8 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
   // 2. The rows to score (`run --only GLOB` keeps some) and the units they need; depths stay the whole plan's.
   const { rows, units, leftOut } = selection(plan, options.only, warn);
   const store = new CheckpointStore(config.cacheDir, options.resume ?? true, warn);
+  // A killed run's SQLite logs are merged now: a run that reads every unit back never opens these caches (issue 24).
+  for (const name of ['embeddings.sqlite', 'rerank.sqlite']) mergeLeftoverWal(path.join(path.resolve(config.cacheDir), name));
   let cache: EmbeddingCache | undefined;
   // 3. Execute.
   const base = {
@@ -93,6 +97,9 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
   let execution;
   try {
     execution = await executePlan(plan, base, { units, handlers: UNIT_KINDS, concurrency: config.concurrency, stallSeconds: config.limits?.stallSeconds ?? 300 });
+  } catch (e) {
+    // A full disk, a permission...: the user's, naming cacheDir when the path is there (issue 24 §3).
+    throw resourceFailure(e, [{ dir: config.cacheDir, key: 'cacheDir' }]) ?? e;
   } finally {
     const damaged = cache?.stats().discarded ?? 0;
     if (damaged > 0) warn(cacheDamageWarning(cache!.file, damaged, cache!.discardedKeys()));

@@ -55,6 +55,26 @@ export function removeDeadTemporaries(dir: string): string[] {
 }
 
 /**
+ * Writes `data` to {@link tempPathFor}'s name beside `file`, then renames it to `file`. On any failure (a full disk
+ * half-way through the write, a rename refused) the temporary is removed before the error is rethrown as it came (its
+ * errno intact, and `path` set to `file` when the system gave none, as for a write's ENOSPC), so a failing write
+ * leaves nothing behind and the caller's boundary can name the file. No fsync: for cache
+ * files that are verified on read (a checkpoint's hash, a chunk file's checksum).
+ */
+export function writeThenRename(file: string, data: string | NodeJS.ArrayBufferView): void {
+  const tmp = tempPathFor(file);
+  try {
+    writeFileSync(tmp, data);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    // A write's ENOSPC carries no path (it is an fd's): name the file, so the error boundary can say where.
+    if (e !== null && typeof e === 'object' && (e as { path?: unknown }).path === undefined) (e as { path?: string }).path = file;
+    throw e;
+  }
+}
+
+/**
  * Writes `text` to `file` all or nothing: into {@link tempPathFor}'s name beside it, fsynced, then one rename. On any
  * failure the temporary is removed and nothing at `file` changes.
  * @param remedy what the user should do when the write fails (named in the error).

@@ -130,6 +130,15 @@ describe('exit codes of the issue 24 failure modes', () => {
     expect(r.err).toMatch(/port 1\b/);
   });
 
+  it('validate refuses a baseUrl on a port fetch refuses, as run does, naming the key (embeddings and rerank)', async () => {
+    const r = await cli('validate', config('port-validate', 'modes: [semantic]\nembeddings: [{ model: "openai:x", baseUrl: "http://127.0.0.1:1/v1" }]\n'));
+    expect(r.code).toBe(EXIT.input);
+    expect(r.err).toContain('embeddings.0.baseUrl: uses port 1, which fetch refuses to connect to');
+    const rr = await cli('validate', config('port-rerank', 'rerank: [{ model: "rerank:x", baseUrl: "http://127.0.0.1:6000", protocol: tei, depth: 5 }]\n'));
+    expect(rr.code).toBe(EXIT.input);
+    expect(rr.err).toContain('rerank.0.baseUrl: uses port 6000, which fetch refuses to connect to');
+  });
+
   it('a retriever factory that never resolves: its rows fail (exit 0); with --fail-on failed-rows, exit 1', async () => {
     const mod = path.join(work, 'never.mjs');
     writeFileSync(mod, 'export default function never() { return new Promise(() => {}); }\n');

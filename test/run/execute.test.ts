@@ -142,6 +142,20 @@ describe('executePlan', () => {
     expect(events.filter((e) => e.stage === 'embed')).toHaveLength(12);
   });
 
+  it('a full disk (an errno of the resource table) in a unit ends the run with that error; no unit starts after it', async () => {
+    const ran: string[] = [];
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    const h = handler('keyword', async (u) => {
+      ran.push(u.id);
+      if (u.id === 'a') throw new Error('checkpoint write failed', { cause: full });
+      return null;
+    });
+    const units = [unit('a', [], 'keyword', { lane: 'L' }), unit('b', [], 'keyword', { lane: 'L' }), unit('c', ['a'])];
+    const run = executePlan(planOf(units), base(), { units, handlers: new Map([['keyword', h]]), concurrency: 1, stallSeconds: 60 });
+    await expect(run).rejects.toMatchObject({ message: 'checkpoint write failed', cause: full });
+    expect(ran).toEqual(['a']);
+  });
+
   it('an aborted signal stops the plan: RUN_FAILED (interrupted), and no unit starts after it', async () => {
     const ac = new AbortController();
     const ran: string[] = [];

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { RESOURCE_ERRNOS, resourceError } from '../../src/store/resource.js';
+import { RESOURCE_ERRNOS, resourceError, resourceFailure } from '../../src/store/resource.js';
 import { processAlive, removeDeadTemporaries, tempPathFor } from '../../src/store/temp.js';
 import { CheckpointStore } from '../../src/run/checkpoint.js';
 import { HarnessError } from '../../src/errors.js';
@@ -41,6 +41,30 @@ describe('resourceError', () => {
   });
 });
 
+describe('resourceFailure names the config key that chose the folder', () => {
+  const places = [
+    { dir: '/data/results', key: '--out' },
+    { dir: '/data/cache', key: 'cacheDir' },
+  ];
+  it('the place whose folder holds the path, with a remedy naming its key', () => {
+    const h = resourceFailure(sysError('ENOSPC', '/data/cache/checkpoints/k.json'), places)!;
+    expect(h.code).toBe('RESOURCE_UNAVAILABLE');
+    expect(h.message).toBe(`ENOSPC: ${RESOURCE_ERRNOS.ENOSPC.what} at /data/cache/checkpoints/k.json (write), under cacheDir /data/cache`);
+    expect(h.remedy).toBe('free disk space there, or point cacheDir at a disk with room');
+  });
+  it('a write without a path (ENOSPC on a descriptor) is named by the only place; with two places by none', () => {
+    const raw = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    expect(resourceFailure(raw, [places[0]])!.message).toBe(`ENOSPC: ${RESOURCE_ERRNOS.ENOSPC.what} (write), under --out /data/results`);
+    expect(resourceFailure(raw, places)!.remedy).toBe(RESOURCE_ERRNOS.ENOSPC.remedy);
+  });
+  it("SQLite's SQLITE_FULL inside a cache's HarnessError is a full disk at the cache's file", () => {
+    const sqlite = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    const wrapped = new HarnessError('CACHE_FAILED', 'embedding cache: write failed', { location: { file: '/data/cache/embeddings.sqlite' }, cause: sqlite });
+    expect(resourceFailure(wrapped, places)!.message).toBe(`ENOSPC: ${RESOURCE_ERRNOS.ENOSPC.what} at /data/cache/embeddings.sqlite, under cacheDir /data/cache`);
+    expect(resourceFailure(new HarnessError('CACHE_FAILED', 'bad schema'), places)).toBe(undefined);
+  });
+});
+
 describe('temporaries of dead runs', () => {
   it('tempPathFor names this process; removeDeadTemporaries removes dead owners only', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'rs-temp-'));
@@ -66,6 +90,17 @@ describe('temporaries of dead runs', () => {
     expect(existsSync(half)).toBe(false);
     store.put('k', { lists: [], depth: 1, buildSeconds: 0, queryMs: 0 });
     expect(store.get('k', 1)).toEqual({ lists: [], depth: 1, buildSeconds: 0, queryMs: 0 });
+  });
+});
+
+describe('a checkpoint write that fails', () => {
+  it('throws with its errno and leaves no temporary behind (the rename into a folder fails after the write)', () => {
+    const cacheDir = mkdtempSync(path.join(tmpdir(), 'rs-temp-'));
+    const cp = path.join(cacheDir, 'checkpoints');
+    mkdirSync(path.join(cp, 'k.json', 'inside'), { recursive: true });
+    const store = new CheckpointStore(cacheDir);
+    expect(() => store.put('k', { lists: [], depth: 1, buildSeconds: 0, queryMs: 0 })).toThrow(expect.objectContaining({ syscall: 'rename' }));
+    expect(readdirSync(cp)).toEqual(['k.json']);
   });
 });
 
