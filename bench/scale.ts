@@ -1,5 +1,7 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST]`: the scale benchmark of issue 12.
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S]`:
+ * the scale benchmark of issue 12. `--stall-seconds` sets the grid's `limits.stallSeconds` (default 300); scale.json's
+ * `failed_rows` lists rows that failed (a stalled unit) with their errors.
  *
  * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
  * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
