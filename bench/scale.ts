@@ -1,5 +1,7 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST]`: the scale benchmark of issue 12.
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S]`:
+ * the scale benchmark of issue 12. `--stall-seconds` sets the grid's `limits.stallSeconds` (default 300); scale.json's
+ * `failed_rows` lists rows that failed (a stalled unit) with their errors.
  *
  * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
  * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
@@ -101,12 +103,14 @@ interface SizeResult {
    * RSS, V8 heap used and ArrayBuffer (typed arrays, shared and wasm memories) MB at that moment.
    */
   peak_rss_at_stage_start?: { stage: string; seconds: number; peak_rss_mb: number; rss_mb?: number; heap_used_mb?: number; array_buffers_mb?: number }[];
+  /** Rows of the grid that failed (a stalled unit, a model that did not load), with the first 300 characters of the error. */
+  failed_rows?: { id: string; error: string }[];
   /** bench/bm25.ts on this corpus: per engine, queries/s (depth 100), build seconds, index MB, peak RSS MB. */
   bm25?: { engine: string; queries: number; queries_per_second: number; build_seconds: number; index_mb: number; peak_rss_mb: number }[];
 }
 
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
-async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined): Promise<void> {
+async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined, stallSeconds?: number): Promise<void> {
   const { parseConfig } = await import('../src/config/schema.js');
   const { runSweep } = await import('../src/run/sweep.js');
   const config = parseConfig({
@@ -118,7 +122,7 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
     embeddings: ['glove-100d'],
     primaryMetric: 'ndcg@10',
     cacheDir,
-    ...(memory !== undefined ? { limits: { memory } } : {}),
+    limits: { ...(memory !== undefined ? { memory } : {}), ...(stallSeconds === undefined ? {} : { stallSeconds }) },
   });
   const t0 = performance.now();
   // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
@@ -166,6 +170,7 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
     ndcg10_keyword_none: kw?.means['ndcg@10'] ?? null,
     peak_rss_at_stage_start: peakAtStage,
     units,
+    failed_rows: result.configs.filter((c) => c.status === 'failed').map((c) => ({ id: c.config.id, error: (c.error ?? '').slice(0, 300) })),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
@@ -408,7 +413,8 @@ async function main(): Promise<void> {
     .option('--child-timeout <seconds>', 'with --engines: stop a child after this many seconds and record where it was')
     .option('--engine <name>', '(internal) the engine of an --engines child')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
-    .option('--cache <dir>', '(internal) the child\'s cache folder');
+    .option('--cache <dir>', '(internal) the child\'s cache folder')
+    .option('--stall-seconds <s>', "the grid's limits.stallSeconds (default the config's, 300): at 1M documents the corpus embedding can outlast it");
   program.parse();
   const o = program.opts<{
     out: string;
@@ -425,9 +431,11 @@ async function main(): Promise<void> {
     childTimeout?: string;
     reuseEmbeddings?: boolean;
     memory?: string;
+    stallSeconds?: string;
   }>();
+  const stall = o.stallSeconds === undefined ? [] : ['--stall-seconds', o.stallSeconds];
   if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine, o.memory);
-  if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory);
+  if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory, o.stallSeconds === undefined ? undefined : Number(o.stallSeconds));
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
     process.exitCode = 1;
@@ -452,7 +460,7 @@ async function main(): Promise<void> {
     }
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : [])], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall], {
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
       maxBuffer: 1 << 26,
