@@ -22,6 +22,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { HarnessError } from '../errors.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { cacheError as sqliteCacheError, openSqliteCache, type Database } from '../store/sqlite.js';
 import { sha256Text } from './hash.js';
 import type { EmbeddingSpec } from './spec.js';
@@ -112,6 +113,8 @@ export function embeddingSpecKey(spec: EmbeddingSpec): string {
   });
 }
 
+type Statement = BetterSqlite3.Statement;
+
 const IN_CHUNK = 500;
 /** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
 export const WAL_CHECKPOINT_PAGES = 16384;
@@ -162,7 +165,12 @@ export class EmbeddingCache {
         },
         createTables: (conn) => {
           conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
-          conn.exec('CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
+          // The LRU index holds last_used only (SQLite appends the rowid): ~12-byte entries, so marking a read's hits
+          // rewrites few index pages. Files made before session 9 have `embeddings_last_used (last_used, key)`, whose
+          // entries carry the ~270-byte key: marking 200k hits cost ~100 µs each with it, ~8 µs with this one
+          // (docs/scale.md, "Warm cache reads"). Swapped here once; the vectors are kept.
+          conn.exec('DROP INDEX IF EXISTS embeddings_last_used');
+          conn.exec('CREATE INDEX IF NOT EXISTS embeddings_lru ON embeddings (last_used)');
           conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
           conn.exec(
             'CREATE TABLE IF NOT EXISTS throughput (spec TEXT PRIMARY KEY, document_key TEXT NOT NULL, query_key TEXT NOT NULL, ' +
@@ -233,16 +241,17 @@ export class EmbeddingCache {
             else index.set(k, [i]);
           });
           const distinct = [...index.keys()];
+          // The rowids of the rows served, marked after all reads in rowid order (the table's order): each table page and
+          // each page of the LRU index is then rewritten about once, where marking 500 random keys at a time rewrote a
+          // page per key (docs/scale.md, "Warm cache reads"). One transaction, so the result is the same.
+          let hitRowids = new Float64Array(Math.min(distinct.length, 1 << 16));
+          let nHit = 0;
           let scratch = new Float32Array(0);
+          const select = this.selectStatement(Math.min(IN_CHUNK, distinct.length));
           for (let s = 0; s < distinct.length; s += IN_CHUNK) {
             const part = distinct.slice(s, s + IN_CHUNK);
-            const marks = part.map(() => '?').join(',');
-            const rows = this.db.prepare(`SELECT key, vec, sum FROM embeddings WHERE key IN (${marks})`).all(...part) as {
-              key: string;
-              vec: Uint8Array;
-              sum: number;
-            }[];
-            const hitKeys: string[] = [];
+            const stmt = part.length === IN_CHUNK || s === 0 ? select : this.selectStatement(part.length);
+            const rows = stmt.all(...part) as { rowid: number; key: string; vec: Uint8Array; sum: number }[];
             for (const r of rows) {
               const bytes = r.vec;
               // Not a float32 array, altered, moved from another key: a miss (recomputed, and a put overwrites it).
@@ -271,13 +280,19 @@ export class EmbeddingCache {
                 }
                 found++;
               }
-              hitKeys.push(r.key);
+              if (nHit === hitRowids.length) {
+                const grown = new Float64Array(Math.min(distinct.length, hitRowids.length * 2));
+                grown.set(hitRowids);
+                hitRowids = grown;
+              }
+              hitRowids[nHit++] = r.rowid;
             }
-            if (hitKeys.length > 0) {
-              this.db
-                .prepare(`UPDATE embeddings SET last_used = ? WHERE key IN (${hitKeys.map(() => '?').join(',')})`)
-                .run(now, ...hitKeys);
-            }
+          }
+          const marked = hitRowids.subarray(0, nHit).sort();
+          const mark = nHit > 0 ? this.markStatement(Math.min(IN_CHUNK, nHit)) : undefined;
+          for (let s = 0; s < nHit; s += IN_CHUNK) {
+            const part = Array.from(marked.subarray(s, s + IN_CHUNK));
+            (part.length === IN_CHUNK || s === 0 ? mark! : this.markStatement(part.length)).run(now, ...part);
           }
         })
         .immediate();
@@ -288,6 +303,16 @@ export class EmbeddingCache {
     this.hits += found;
     this.misses += keys.length - found;
     return found;
+  }
+
+  /** `SELECT rowid, key, vec, sum ... WHERE key IN (n placeholders)`, n ≥ 1. */
+  private selectStatement(n: number): Statement {
+    return this.db.prepare(`SELECT rowid, key, vec, sum FROM embeddings WHERE key IN (${'?,'.repeat(n - 1)}?)`);
+  }
+
+  /** `UPDATE embeddings SET last_used = ? WHERE rowid IN (n placeholders)`, n ≥ 1. */
+  private markStatement(n: number): Statement {
+    return this.db.prepare(`UPDATE embeddings SET last_used = ? WHERE rowid IN (${'?,'.repeat(n - 1)}?)`);
   }
 
   /**

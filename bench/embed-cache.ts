@@ -1,0 +1,224 @@
+/**
+ * Warm embedding-cache reads (session 9, docs/scale.md "Warm cache reads"): the previous read path and the current
+ * one side by side in one run, on the same file, and the parts of a read measured apart.
+ *
+ *   npx tsx bench/embed-cache.ts [--n 200000] [--d 100] [--reps 3] [--dir /tmp/embed-cache-bench]
+ *
+ * Builds one cache of n vectors of d float32 (glove-100d's shape; keys as embedTexts makes them: a ~100-character
+ * provider key, NUL, the SHA-256 hex of the text) in puts of 32 (embedTexts' default batch), then for each repetition
+ * copies it twice and reads all n keys in text order (random with respect to key and rowid order, as a sweep asks):
+ * - previous: the read path before session 9, replayed on a raw connection (frozen below): 500 keys a
+ *   `SELECT ... WHERE key IN`, each row checked, then `UPDATE ... SET last_used WHERE key IN` for the chunk's hits,
+ *   over the old LRU index `(last_used, key)`;
+ * - current: `EmbeddingCache.visit` (src/embed/cache.ts): the same SELECTs and checks, the hits marked after all
+ *   reads in rowid order over the last_used-only index.
+ * Apart (once, on the current file): building the n keys (SHA-256 of each text), the SELECTs with their checks, and
+ * the marking alone (previous: by key, 500 at a time over the old index; current: by rowid, sorted).
+ * Both paths must serve the same vectors (checked: the XOR of all served bits and the hit count agree).
+ * Output: one line per measurement and the medians, µs per vector; load before and after.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Command } from 'commander';
+import { EmbeddingCache, rowChecksum } from '../src/embed/cache.js';
+
+const opts = new Command()
+  .name('bench:embed-cache')
+  .option('--n <n>', 'vectors in the cache, all read', '200000')
+  .option('--d <n>', 'dimensions', '100')
+  .option('--reps <n>', 'repetitions of each read path (median reported)', '3')
+  .option('--dir <path>', 'scratch folder (removed at the end)', '/tmp/embed-cache-bench')
+  .parse()
+  .opts<{ n: string; d: string; reps: string; dir: string }>();
+const n = Number(opts.n);
+const d = Number(opts.d);
+const reps = Number(opts.reps);
+if (!(n >= 1 && d >= 1 && reps >= 1)) throw new Error('--n, --d and --reps must be ≥ 1');
+
+const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const usPer = (ms: number): string => ((ms * 1000) / n).toFixed(1);
+const FILES = ['', '-wal', '-shm'];
+
+/** The read path before session 9 (src/embed/cache.ts at 66d338b, `visit`), minus the counters; frozen here. */
+function previousVisit(db: Database.Database, keys: readonly string[], onFound: (i: number, vec: Float32Array) => void): number {
+  let found = 0;
+  db.transaction(() => {
+    const now = Number((db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value").get() as { value: number }).value);
+    const index = new Map<string, number[]>();
+    keys.forEach((k, i) => {
+      const list = index.get(k);
+      if (list) list.push(i);
+      else index.set(k, [i]);
+    });
+    const distinct = [...index.keys()];
+    let scratch = new Float32Array(0);
+    for (let s = 0; s < distinct.length; s += 500) {
+      const part = distinct.slice(s, s + 500);
+      const marks = part.map(() => '?').join(',');
+      const rows = db.prepare(`SELECT key, vec, sum FROM embeddings WHERE key IN (${marks})`).all(...part) as { key: string; vec: Uint8Array; sum: number }[];
+      const hitKeys: string[] = [];
+      for (const r of rows) {
+        const bytes = r.vec;
+        if (bytes.byteLength % 4 !== 0 || rowChecksum(r.key, bytes) !== r.sum) continue;
+        let vec: Float32Array;
+        if (bytes.byteOffset % 4 === 0) vec = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+        else {
+          if (scratch.length !== bytes.byteLength / 4) scratch = new Float32Array(bytes.byteLength / 4);
+          new Uint8Array(scratch.buffer).set(bytes);
+          vec = scratch;
+        }
+        let finite = true;
+        for (let j = 0; j < vec.length; j++) if (!Number.isFinite(vec[j])) finite = false;
+        if (!finite) continue;
+        for (const i of index.get(r.key) ?? []) {
+          onFound(i, vec);
+          found++;
+        }
+        hitKeys.push(r.key);
+      }
+      if (hitKeys.length > 0) db.prepare(`UPDATE embeddings SET last_used = ? WHERE key IN (${hitKeys.map(() => '?').join(',')})`).run(now, ...hitKeys);
+    }
+  }).immediate();
+  return found;
+}
+
+/** A checksum of what a read served: XOR of every served word, and the count. */
+function digestSink(): { onFound: (i: number, v: Float32Array) => void; result: () => string } {
+  let x = 0;
+  let count = 0;
+  return {
+    onFound: (i, v) => {
+      const u = new Uint32Array(v.buffer, v.byteOffset, v.length);
+      for (let j = 0; j < u.length; j++) x ^= (u[j] + i) | 0;
+      count++;
+    },
+    result: () => `${count}:${x >>> 0}`,
+  };
+}
+
+function fresh(name: string, from: string): string {
+  const f = path.join(opts.dir, name);
+  for (const s of FILES) rmSync(f + s, { force: true });
+  copyFileSync(from, f);
+  return f;
+}
+
+function main(): void {
+  rmSync(opts.dir, { recursive: true, force: true });
+  mkdirSync(opts.dir, { recursive: true });
+  console.log(`n ${n}, d ${d}, reps ${reps}; load before: ${load()}`);
+  const providerKey = `glove-100d|${JSON.stringify({ table: 'a'.repeat(64), tokenizer: 1, pooling: 'mean', normalize: true, prefix: '' })}`;
+  const texts = Array.from({ length: n }, (_, i) => `text number ${i} of the bench corpus`);
+  let t = performance.now();
+  const keys = texts.map((s) => `${providerKey}\u0000${createHash('sha256').update(s, 'utf8').digest('hex')}`);
+  const keyMs = performance.now() - t;
+
+  const base = path.join(opts.dir, 'base.sqlite');
+  const cache = EmbeddingCache.open(base);
+  t = performance.now();
+  let seed = 1;
+  for (let s = 0; s < n; s += 32) {
+    cache.put(
+      keys.slice(s, s + 32).map((k) => {
+        const v = new Float32Array(d);
+        for (let j = 0; j < d; j++) v[j] = ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+        return [k, v] as const;
+      }),
+    );
+  }
+  cache.close();
+  // fold the WAL into the file so that a copy of the file alone holds every row
+  const raw = new Database(base);
+  raw.pragma('wal_checkpoint(TRUNCATE)');
+  raw.close();
+  console.log(`fill: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+  const prevMs: number[] = [];
+  const curMs: number[] = [];
+  const served = new Set<string>();
+  for (let r = 0; r < reps; r++) {
+    {
+      const f = fresh('previous.sqlite', base);
+      const db = new Database(f);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('wal_autocheckpoint = 16384');
+      db.exec('DROP INDEX IF EXISTS embeddings_lru; CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)');
+      const sink = digestSink();
+      const t0 = performance.now();
+      previousVisit(db, keys, sink.onFound);
+      prevMs.push(performance.now() - t0);
+      db.close();
+      served.add(sink.result());
+      console.log(`rep ${r + 1} previous: ${(prevMs[r] / 1000).toFixed(2)} s, ${usPer(prevMs[r])} µs/vector`);
+    }
+    {
+      const f = fresh('current.sqlite', base);
+      const c = EmbeddingCache.open(f);
+      const sink = digestSink();
+      const t0 = performance.now();
+      c.visit(keys, sink.onFound);
+      curMs.push(performance.now() - t0);
+      c.close();
+      served.add(sink.result());
+      console.log(`rep ${r + 1} current:  ${(curMs[r] / 1000).toFixed(2)} s, ${usPer(curMs[r])} µs/vector`);
+    }
+  }
+  if (served.size !== 1 || !served.values().next().value!.startsWith(`${n}:`)) throw new Error(`the paths served different vectors: ${[...served].join(' ')}`);
+
+  // the parts, apart
+  const f = fresh('parts.sqlite', base);
+  const db = new Database(f);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('wal_autocheckpoint = 16384');
+  t = performance.now();
+  const rowids: number[] = [];
+  for (let s = 0; s < n; s += 500) {
+    const part = keys.slice(s, s + 500);
+    const rows = db.prepare(`SELECT rowid, key, vec, sum FROM embeddings WHERE key IN (${part.map(() => '?').join(',')})`).all(...part) as { rowid: number; key: string; vec: Uint8Array; sum: number }[];
+    for (const x of rows) if (rowChecksum(x.key, x.vec) === x.sum) rowids.push(x.rowid);
+  }
+  const selectMs = performance.now() - t;
+  const markByKey = (index: string, sql: string, ids: readonly (string | number)[]): number => {
+    db.exec(index);
+    const t0 = performance.now();
+    db.transaction(() => {
+      for (let s = 0; s < ids.length; s += 500) {
+        const part = ids.slice(s, s + 500);
+        db.prepare(`${sql} (${part.map(() => '?').join(',')})`).run(Date.now() % 1000000, ...part);
+      }
+    }).immediate();
+    return performance.now() - t0;
+  };
+  const markPrevMs = markByKey(
+    'DROP INDEX IF EXISTS embeddings_lru; CREATE INDEX IF NOT EXISTS embeddings_last_used ON embeddings (last_used, key)',
+    'UPDATE embeddings SET last_used = ? WHERE key IN',
+    keys,
+  );
+  const markCurMs = markByKey(
+    'DROP INDEX IF EXISTS embeddings_last_used; CREATE INDEX IF NOT EXISTS embeddings_lru ON embeddings (last_used)',
+    'UPDATE embeddings SET last_used = ? WHERE rowid IN',
+    rowids.sort((a, b) => a - b),
+  );
+  db.close();
+
+  console.log('');
+  console.log(`median of ${reps}, all ${n} vectors read and checked (µs per vector):`);
+  console.log(`  previous read path: ${usPer(median(prevMs))} (${(median(prevMs) / 1000).toFixed(2)} s)`);
+  console.log(`  current read path:  ${usPer(median(curMs))} (${(median(curMs) / 1000).toFixed(2)} s)`);
+  console.log(`  ratio previous / current: ${(median(prevMs) / median(curMs)).toFixed(2)}x; same vectors served: yes`);
+  console.log('apart, once:');
+  console.log(`  keys (SHA-256 of each text, hex, provider key): ${usPer(keyMs)}`);
+  console.log(`  SELECT ... WHERE key IN (500), rows checked (CRC-32): ${usPer(selectMs)}`);
+  console.log(`  marking, previous (by key, 500 a statement, index (last_used, key)): ${usPer(markPrevMs)}`);
+  console.log(`  marking, current (by rowid, sorted, index (last_used)): ${usPer(markCurMs)}`);
+  console.log(`load after: ${load()}`);
+  rmSync(opts.dir, { recursive: true, force: true });
+}
+
+main();
