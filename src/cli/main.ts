@@ -483,7 +483,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .description('verify a cache folder (checkpoints, cached vectors, GloVe tables, temporaries) and list what it would drop')
     .argument('<cacheDir>', "the config's cacheDir (default .cache/retrieval-sweep)")
     .option('--fix', 'drop what fails its checks (a sweep recomputes it)')
-    .option('--json', 'print JSON {"dir", "checked", "findings", "fixed"}')
+    .option('--json', 'print JSON {"dir", "checked", "findings", "fixed", "logs"}')
     .action(async (dir: string, opts: { fix?: boolean; json?: boolean }) => {
       const { doctorCache, formatDoctor } = await import('../run/doctor.js');
       const r = doctorCache(dir, { fix: Boolean(opts.fix) });

@@ -3,9 +3,11 @@
  * applies on every read, and says what it would drop: ranking and chunking checkpoints (key, content hash, list
  * shape and order), the embedding cache's rows (CRC-32 per row, finite values), GloVe binary tables (content hash)
  * and temporaries of dead runs (in checkpoints/, glove-100d/, lancedb/, bm25-runs/ and vectors/). With `fix`, drops them (a sweep then
- * recomputes them); without, changes nothing.
+ * recomputes them); without, changes nothing it would drop. It also lists the SQLite logs (`-wal`, `-shm`) found beside
+ * the caches' databases, which a run killed with a cache open leaves: committed rows, never dropped; the next run merges
+ * them (src/store/wal.ts), and so does this check's own open of the embedding cache when no other process has it open.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { EmbeddingCache } from '../embed/cache.js';
 import { readGloveBinary } from '../embed/glove.js';
@@ -20,6 +22,21 @@ export interface DoctorFinding {
   reason: string;
 }
 
+/** A SQLite log beside one of the caches' databases (see the module doc). */
+export interface DoctorLog {
+  /** The log file: `<cacheDir>/<name>.sqlite-wal` or `-shm`. */
+  file: string;
+  /** Its size in bytes when the check began. */
+  bytes: number;
+  /** The database it belongs to. */
+  database: string;
+  /** True when it was gone when the check ended (merged by this check's open and close of the database). */
+  merged: boolean;
+}
+
+/** The SQLite databases of a cache folder whose leftover logs doctor lists (src/run/sweep.ts, src/cli/llm.ts). */
+export const CACHE_DATABASES = ['embeddings.sqlite', 'rerank.sqlite', 'chat.sqlite'] as const;
+
 /** What {@link doctorCache} checked and found. */
 export interface DoctorReport {
   dir: string;
@@ -28,6 +45,8 @@ export interface DoctorReport {
   findings: DoctorFinding[];
   /** True when the findings were dropped (`fix`). */
   fixed: boolean;
+  /** SQLite logs (`-wal`, `-shm`) found beside the caches' databases, in {@link CACHE_DATABASES} order; not findings. */
+  logs: DoctorLog[];
 }
 
 /**
@@ -49,6 +68,20 @@ export function doctorCache(dir: string, opts: { fix?: boolean } = {}): DoctorRe
   }
   const findings: DoctorFinding[] = [];
   const drop: string[] = [];
+  // Before anything opens a database (opening and closing one merges its log).
+  const logs: DoctorLog[] = [];
+  for (const name of CACHE_DATABASES) {
+    for (const suffix of ['-wal', '-shm']) {
+      const file = path.join(abs, name + suffix);
+      let bytes: number;
+      try {
+        bytes = statSync(file).size;
+      } catch {
+        continue;
+      }
+      logs.push({ file, bytes, database: path.join(abs, name), merged: false });
+    }
+  }
   const checked = { checkpoints: 0, chunkings: 0, vectors: 0, tables: 0 };
   const temporaries = (folder: string) => {
     if (!existsSync(folder)) return;
@@ -118,10 +151,19 @@ export function doctorCache(dir: string, opts: { fix?: boolean } = {}): DoctorRe
     }
   }
   if (opts.fix) for (const f of drop) rmSync(f, { recursive: true, force: true });
-  return { dir: abs, checked, findings, fixed: Boolean(opts.fix) };
+  for (const l of logs) l.merged = !existsSync(l.file);
+  return { dir: abs, checked, findings, fixed: Boolean(opts.fix), logs };
 }
 
-/** The doctor's text: what was checked, then one line per finding (`would drop` / `dropped`), `\n` line ends. */
+/** Bytes as MB with one decimal (1 MB = 1,048,576 bytes), or bytes below 0.1 MB. */
+function size(bytes: number): string {
+  return bytes < 104858 ? `${bytes} bytes` : `${(bytes / 1048576).toFixed(1)} MB`;
+}
+
+/**
+ * The doctor's text: what was checked, then one line per finding (`would drop` / `dropped`), then one line per
+ * leftover SQLite log; `\n` line ends.
+ */
 export function formatDoctor(r: DoctorReport): string {
   const c = r.checked;
   const lines = [
@@ -129,5 +171,11 @@ export function formatDoctor(r: DoctorReport): string {
       `${r.findings.length} ${r.fixed ? 'dropped' : 'to drop'}${r.findings.length > 0 && !r.fixed ? ' (run again with --fix to drop them; a sweep recomputes them)' : ''}`,
   ];
   for (const f of r.findings) lines.push(`  ${r.fixed ? 'dropped' : 'would drop'} ${f.what}: ${f.reason}`);
+  for (const l of r.logs) {
+    lines.push(
+      `  SQLite log ${l.file} (${size(l.bytes)}): left by a run that ended with ${path.basename(l.database)} open (committed rows, kept); ` +
+        (l.merged ? `merged into ${l.database} by this check` : `the next run merges it into ${l.database}`),
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
