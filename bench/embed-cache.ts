@@ -2,7 +2,7 @@
  * Warm embedding-cache reads (session 9, docs/scale.md "Warm cache reads"): the previous read path and the current
  * one side by side in one run, on the same file, and the parts of a read measured apart.
  *
-^ *   npm run bench:embed-cache -- [--n 200000] [--d 100] [--reps 3] [--dir /tmp/embed-cache-bench]
+ *   npm run bench:embed-cache -- [--n 200000] [--d 100] [--reps 3] [--dir /tmp/embed-cache-bench]
  *
  * Builds one cache of n vectors of d float32 (glove-100d's shape; keys as embedTexts makes them: a ~100-character
  * provider key, NUL, the SHA-256 hex of the text) in puts of 32 (embedTexts' default batch), then for each repetition
