@@ -17,6 +17,8 @@
  * - Bounded: `maxEntries` prunes after each `put` to the most recently used entries. "Recently used" is a logical
  *   clock stored in the file (one tick per `get`/`put` call, shared by all connections), not wall time, so ties
  *   inside one millisecond and clock skew cannot reorder entries; ties within one call are broken by key order.
+ *   Each row's clock lives in the narrow table `lru (id = the row's rowid, last_used)`, indexed by last_used, so that a
+ *   read marking its hits rewrites small entries, not the vector rows (docs/scale.md, "Warm cache reads").
  *
  * Default location, chosen by the sweep: `<cacheDir>/embeddings.sqlite`, cacheDir default the user's cache folder (config/cache-dir.ts).
  */
@@ -115,6 +117,16 @@ export function embeddingSpecKey(spec: EmbeddingSpec): string {
 
 type Statement = BetterSqlite3.Statement;
 
+/**
+ * Makes `lru` hold exactly one entry per row of `embeddings` (rows written or deleted by a version before session 9
+ * sharing the file): drops entries of rows gone, and adds the rows missing with their `last_used` column. O(rows);
+ * call inside a write transaction.
+ */
+function reconcileLru(db: Database): void {
+  db.exec('DELETE FROM lru WHERE id NOT IN (SELECT rowid FROM embeddings)');
+  db.exec('INSERT INTO lru (id, last_used) SELECT rowid, last_used FROM embeddings WHERE rowid NOT IN (SELECT id FROM lru)');
+}
+
 const IN_CHUNK = 500;
 /** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
 export const WAL_CHECKPOINT_PAGES = 16384;
@@ -161,16 +173,25 @@ export class EmbeddingCache {
         version: CACHE_SCHEMA_VERSION,
         onSchemaMismatch: (conn) => {
           conn.exec('DROP TABLE IF EXISTS embeddings');
+          conn.exec('DROP TABLE IF EXISTS lru');
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
         },
         createTables: (conn) => {
           conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
-          // The LRU index holds last_used only (SQLite appends the rowid): ~12-byte entries, so marking a read's hits
-          // rewrites few index pages. Files made before session 9 have `embeddings_last_used (last_used, key)`, whose
-          // entries carry the ~270-byte key: marking 200k hits cost ~100 µs each with it, ~8 µs with this one
-          // (docs/scale.md, "Warm cache reads"). Swapped here once; the vectors are kept.
-          conn.exec('DROP INDEX IF EXISTS embeddings_last_used');
-          conn.exec('CREATE INDEX IF NOT EXISTS embeddings_lru ON embeddings (last_used)');
+          // The LRU clock of each row lives in the narrow table `lru` (id = the row's rowid), indexed by last_used: a
+          // read marks its hits there, rewriting ~16-byte entries instead of the ~700-byte rows and the old index
+          // `embeddings_last_used (last_used, key)` with its ~270-byte keys (docs/scale.md, "Warm cache reads").
+          // Files made before session 9 have no `lru`: it is filled here once from embeddings.last_used (kept, and
+          // still written by put, so the column stays meaningful), and the old index is dropped. The vectors are kept.
+          // A previous version that opens the file recreates that index (and writes rows without lru entries): its
+          // presence says lru must be reconciled with the rows.
+          const previous = conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'embeddings_last_used'").get() !== undefined;
+          conn.exec('CREATE TABLE IF NOT EXISTS lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL)');
+          if (previous) {
+            conn.exec('DROP INDEX embeddings_last_used');
+            reconcileLru(conn);
+          }
+          conn.exec('CREATE INDEX IF NOT EXISTS lru_last_used ON lru (last_used)');
           conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
           conn.exec(
             'CREATE TABLE IF NOT EXISTS throughput (spec TEXT PRIMARY KEY, document_key TEXT NOT NULL, query_key TEXT NOT NULL, ' +
@@ -241,9 +262,10 @@ export class EmbeddingCache {
             else index.set(k, [i]);
           });
           const distinct = [...index.keys()];
-          // The rowids of the rows served, marked after all reads in rowid order (the table's order): each table page and
-          // each page of the LRU index is then rewritten about once, where marking 500 random keys at a time rewrote a
-          // page per key (docs/scale.md, "Warm cache reads"). One transaction, so the result is the same.
+          // The rowids of the rows served, marked in `lru` after all reads, in rowid order (lru's order): each of its
+          // pages is then rewritten about once, where marking 500 random keys at a time in the vector rows and the old
+          // (last_used, key) index rewrote pages per key (docs/scale.md, "Warm cache reads"). One transaction, so the
+          // result is the same.
           let hitRowids = new Float64Array(Math.min(distinct.length, 1 << 16));
           let nHit = 0;
           let scratch = new Float32Array(0);
@@ -310,9 +332,9 @@ export class EmbeddingCache {
     return this.db.prepare(`SELECT rowid, key, vec, sum FROM embeddings WHERE key IN (${'?,'.repeat(n - 1)}?)`);
   }
 
-  /** `UPDATE embeddings SET last_used = ? WHERE rowid IN (n placeholders)`, n ≥ 1. */
+  /** `UPDATE lru SET last_used = ? WHERE id IN (n placeholders)`, n ≥ 1. */
   private markStatement(n: number): Statement {
-    return this.db.prepare(`UPDATE embeddings SET last_used = ? WHERE rowid IN (${'?,'.repeat(n - 1)}?)`);
+    return this.db.prepare(`UPDATE lru SET last_used = ? WHERE id IN (${'?,'.repeat(n - 1)}?)`);
   }
 
   /**
@@ -327,11 +349,13 @@ export class EmbeddingCache {
           const now = this.tick();
           const stmt = this.db.prepare(
             'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
-              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used',
+              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
           );
+          const used = this.db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used');
           for (const [key, vec] of entries) {
             const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-            stmt.run(key, bytes, rowChecksum(key, bytes), now);
+            const { rowid } = stmt.get(key, bytes, rowChecksum(key, bytes), now) as { rowid: number };
+            used.run(rowid, now);
           }
           if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
         })
@@ -387,8 +411,14 @@ export class EmbeddingCache {
     try {
       this.db
         .transaction(() => {
-          const stmt = this.db.prepare('DELETE FROM embeddings WHERE key = ?');
-          for (const k of keys) n += stmt.run(k).changes;
+          const stmt = this.db.prepare('DELETE FROM embeddings WHERE key = ? RETURNING rowid');
+          const used = this.db.prepare('DELETE FROM lru WHERE id = ?');
+          for (const k of keys) {
+            const row = stmt.get(k) as { rowid: number } | undefined;
+            if (row === undefined) continue;
+            used.run(row.rowid);
+            n++;
+          }
         })
         .immediate();
     } catch (e) {
@@ -397,15 +427,34 @@ export class EmbeddingCache {
     return n;
   }
 
+  /**
+   * Deletes the `excess` least recently used rows (by `lru.last_used`, ties by key) and their `lru` entries. First
+   * reconciles `lru` with the rows ({@link reconcileLru}) when their counts differ or a previous version has opened the
+   * file since (its index `embeddings_last_used` is back). Call inside a write transaction.
+   */
   private pruneInside(maxEntries: number): number {
     const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
     const excess = n - maxEntries;
     if (excess <= 0) return 0;
-    return this.db
-      .prepare(
-        'DELETE FROM embeddings WHERE key IN (SELECT key FROM embeddings ORDER BY last_used ASC, key ASC LIMIT ?)',
-      )
-      .run(excess).changes;
+    const { u } = this.db.prepare('SELECT COUNT(*) AS u FROM lru').get() as { u: number };
+    const previous = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'embeddings_last_used'").get() !== undefined;
+    if (u !== n || previous) {
+      if (previous) this.db.exec('DROP INDEX embeddings_last_used');
+      reconcileLru(this.db);
+    }
+    const ids = (
+      this.db
+        .prepare('SELECT l.id AS id FROM lru l JOIN embeddings e ON e.rowid = l.id ORDER BY l.last_used ASC, e.key ASC LIMIT ?')
+        .all(excess) as { id: number }[]
+    ).map((r) => r.id);
+    let removed = 0;
+    for (let s = 0; s < ids.length; s += IN_CHUNK) {
+      const part = ids.slice(s, s + IN_CHUNK);
+      const marks = `${'?,'.repeat(part.length - 1)}?`;
+      removed += this.db.prepare(`DELETE FROM embeddings WHERE rowid IN (${marks})`).run(...part).changes;
+      this.db.prepare(`DELETE FROM lru WHERE id IN (${marks})`).run(...part);
+    }
+    return removed;
   }
 
   /**

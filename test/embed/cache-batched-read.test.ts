@@ -1,6 +1,6 @@
 /**
- * Session 9, "Warm cache reads": EmbeddingCache.visit/get read 500 keys a statement and mark the hits' last use in
- * rowid order after all reads, over a last_used-only LRU index. A differential test against the plainest reader there
+ * Session 9, "Warm cache reads": EmbeddingCache.visit/get read 500 keys a statement and mark the hits' last use after
+ * all reads, in rowid order, in the narrow table `lru`. A differential test against the plainest reader there
  * is: one `SELECT ... WHERE key = ?` per key with the checks the module doc states (length a multiple of 4, CRC-32 of
  * key + bytes equal to `sum`, every value finite). Same vectors bit for bit, same misses, same rows discarded, same
  * marking (every served row gets the call's tick, nothing else changes), on random keys with hits, misses, duplicates
@@ -51,7 +51,7 @@ function pointReads(file: string, keys: readonly string[]): (Float32Array | unde
 function lastUsed(file: string): Map<string, number> {
   const db = new Database(file, { readonly: true });
   try {
-    return new Map((db.prepare('SELECT key, last_used FROM embeddings').all() as { key: string; last_used: number }[]).map((r) => [r.key, r.last_used]));
+    return new Map((db.prepare('SELECT e.key AS key, l.last_used AS last_used FROM embeddings e JOIN lru l ON l.id = e.rowid').all() as { key: string; last_used: number }[]).map((r) => [r.key, r.last_used]));
   } finally {
     db.close();
   }
@@ -161,25 +161,55 @@ describe('EmbeddingCache batched reads against one point read per key', () => {
     expect(lastUsed(file)).toEqual(before);
   });
 
-  it('a file made with the old LRU index (last_used, key) gets the last_used-only index on open and keeps its vectors', () => {
+  it('a file of the previous layout (no lru table, index (last_used, key)) gets lru from embeddings.last_used on open: vectors and LRU order kept', () => {
     const file = path.join(dir, 'e.sqlite');
     const cache = EmbeddingCache.open(file);
     cache.put([[key(1), new Float32Array([1.5, -2])]]);
+    cache.put([[key(2), new Float32Array([2])]]);
+    cache.put([[key(3), new Float32Array([3])]]);
     cache.close();
+    // the previous layout: no lru; the clock in the rows; key 1 used last (as a read marked it then)
     const raw = new Database(file);
-    raw.exec('DROP INDEX embeddings_lru; CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
+    raw.exec('DROP TABLE lru; CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
+    raw.prepare('UPDATE embeddings SET last_used = 100 WHERE key = ?').run(key(1));
     raw.close();
     const reopened = EmbeddingCache.open(file);
     expect(bits(reopened.get([key(1)])[0])).toEqual(bits(new Float32Array([1.5, -2])));
+    expect(reopened.prune(1)).toBe(2); // keys 2 and 3 were used before key 1
+    expect(reopened.get([1, 2, 3].map(key)).map((v) => v?.[0])).toEqual([1.5, undefined, undefined]);
     reopened.close();
     const check = new Database(file, { readonly: true });
-    const indexes = (check.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'embeddings' AND sql IS NOT NULL").all() as { name: string; sql: string }[]);
+    const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const lru = check.prepare('SELECT COUNT(*) AS n FROM lru').get();
     check.close();
-    expect(indexes.map((r) => r.name)).toEqual(['embeddings_lru']);
-    expect(indexes[0].sql).toMatch(/\(last_used\)$/);
+    expect(indexes).toEqual(['lru_last_used']);
+    expect(lru).toEqual({ n: 1 });
   });
 
-  it('prune still breaks ties in last use by key (smaller key first), with the last_used-only index', () => {
+  it('prune repairs lru when rows were written or deleted without it (a previous version sharing the file)', () => {
+    const file = path.join(dir, 'e.sqlite');
+    const cache = EmbeddingCache.open(file);
+    cache.put([[key(1), new Float32Array([1])]]);
+    cache.put([[key(2), new Float32Array([2])]]);
+    cache.put([[key(3), new Float32Array([3])]]);
+    const raw = new Database(file);
+    // a previous version opens the file (recreating its index), deletes key 2 (its lru entry stays) and writes key 4
+    // (no lru entry), last of all: as many lru entries as rows, but not the same rows
+    raw.exec('CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
+    raw.prepare('DELETE FROM embeddings WHERE key = ?').run(key(2));
+    const v = Buffer.from(new Float32Array([4]).buffer);
+    raw.prepare('INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, 1000)').run(key(4), v, rowChecksum(key(4), v));
+    raw.close();
+    expect(cache.prune(2)).toBe(1); // 3 rows: key 1 (oldest) goes
+    expect(cache.get([1, 3, 4].map(key)).map((x) => x?.[0])).toEqual([undefined, 3, 4]);
+    cache.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get()).toEqual({ n: 2 });
+    expect(check.prepare('SELECT COUNT(*) AS n FROM lru').get()).toEqual({ n: 2 });
+    check.close();
+  });
+
+  it('prune still breaks ties in last use by key (smaller key first), with the clock in lru', () => {
     const file = path.join(dir, 'e.sqlite');
     const cache = EmbeddingCache.open(file);
     cache.put([5, 3, 9, 1, 7].map((n) => [key(n), new Float32Array([n])] as const)); // one tick for all five
