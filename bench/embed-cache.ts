@@ -15,6 +15,8 @@
  * Apart (once, on the current file): building the n keys (SHA-256 of each text), the SELECTs with their checks, and
  * the marking alone (previous: by key, 500 at a time, rows and index (last_used, key); current: the lru table by
  * rowid, sorted), and the one-time lru fill when the current code opens a file of the previous one.
+ * Puts (the cold run's writes, which now also write lru): n/4 vectors in puts of 32 into an empty file, the previous
+ * put path (frozen below, on the previous layout) against `EmbeddingCache.put`, `reps` times each.
  * Both paths must serve the same vectors (checked: the XOR of all served bits and the hit count agree).
  * Output: one line per measurement and the medians, µs per vector; load before and after.
  */
@@ -87,6 +89,21 @@ function previousVisit(db: Database.Database, keys: readonly string[], onFound: 
     }
   }).immediate();
   return found;
+}
+
+/** The put path before session 9 (src/embed/cache.ts at 66d338b, `put` without maxEntries), on the previous layout. */
+function previousPut(db: Database.Database, entries: readonly (readonly [string, Float32Array])[]): void {
+  db.transaction(() => {
+    const now = Number((db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value").get() as { value: number }).value);
+    const stmt = db.prepare(
+      'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used',
+    );
+    for (const [key, vec] of entries) {
+      const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
+      stmt.run(key, bytes, rowChecksum(key, bytes), now);
+    }
+  }).immediate();
 }
 
 /** A checksum of what a read served: XOR of every served word, and the count. */
@@ -224,6 +241,34 @@ function main(): void {
   );
   db.close();
 
+  // puts, previous and current, into empty files
+  const nPut = Math.max(1, Math.floor(n / 4));
+  const putVec = (i: number): Float32Array => new Float32Array(d).fill(i / nPut);
+  const putPrevMs: number[] = [];
+  const putCurMs: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const fp = path.join(opts.dir, 'put-previous.sqlite');
+    for (const s of FILES) rmSync(fp + s, { force: true });
+    EmbeddingCache.open(fp).close();
+    const pdb = new Database(fp);
+    pdb.pragma('journal_mode = WAL');
+    pdb.pragma('synchronous = NORMAL');
+    pdb.pragma('wal_autocheckpoint = 16384');
+    pdb.exec(PREVIOUS_LAYOUT);
+    let t0 = performance.now();
+    for (let s = 0; s < nPut; s += 32) previousPut(pdb, keys.slice(s, Math.min(nPut, s + 32)).map((k, j) => [k, putVec(s + j)] as const));
+    putPrevMs.push(performance.now() - t0);
+    pdb.close();
+    const fc = path.join(opts.dir, 'put-current.sqlite');
+    for (const s of FILES) rmSync(fc + s, { force: true });
+    const c = EmbeddingCache.open(fc);
+    t0 = performance.now();
+    for (let s = 0; s < nPut; s += 32) c.put(keys.slice(s, Math.min(nPut, s + 32)).map((k, j) => [k, putVec(s + j)] as const));
+    putCurMs.push(performance.now() - t0);
+    c.close();
+    console.log(`rep ${r + 1} puts: previous ${((putPrevMs[r] * 1000) / nPut).toFixed(1)}, current ${((putCurMs[r] * 1000) / nPut).toFixed(1)} µs/vector`);
+  }
+
   console.log('');
   console.log(`median of ${reps}, all ${n} vectors read and checked (µs per vector):`);
   console.log(`  previous read path: ${usPer(median(prevMs))} (${(median(prevMs) / 1000).toFixed(2)} s)`);
@@ -235,6 +280,7 @@ function main(): void {
   console.log(`  marking, previous (by key, 500 a statement, index (last_used, key)): ${usPer(markPrevMs)}`);
   console.log(`  marking, current (table lru by rowid, sorted): ${usPer(markCurMs)}`);
   console.log(`  opening a file of the previous code (lru filled once): ${(swapMs / 1000).toFixed(2)} s`);
+  console.log(`puts of 32 (${nPut} vectors, median of ${reps}), µs per vector: previous ${((median(putPrevMs) * 1000) / nPut).toFixed(1)}, current ${((median(putCurMs) * 1000) / nPut).toFixed(1)}`);
   console.log(`load after: ${load()}`);
   rmSync(opts.dir, { recursive: true, force: true });
 }
