@@ -4,7 +4,10 @@
  *
  * - **Order**: a unit starts when every input has finished; units of one lane (`handler.lane`) run one at a time in
  *   plan order; at most `concurrency` units run at once across lanes (two models, or a keyword build beside a server's
- *   embedding).
+ *   embedding). When a slot frees and several units are ready, the one on the longest remaining path starts first
+ *   (src/run/schedule.ts: critical-path list scheduling, Hu 1961, Graham 1966/1969), with each unit's cost from its
+ *   kind's `cost` (default 1) and plan order breaking ties; scheduling changes when units start, never what they
+ *   compute.
  * - **Checkpoints**: the handler gives the unit's key (`key`, deferred parts filled from the inputs); a stored result
  *   that reads back intact (`restore`) is used, else the unit runs and its result is stored (`save`). The keys are the
  *   ones the sweep used before the executor, so existing checkpoints stay valid.
@@ -26,11 +29,11 @@
  * without touching the handlers (ARCHITECTURE.md, "A plan that is data").
  */
 import { performance } from 'node:perf_hooks';
-import pLimit from 'p-limit';
 import type { Plan, PlanUnit, UnitKind } from '../plan/graph.js';
 import { HarnessError } from '../errors.js';
 import { resourceErrnoOf } from '../store/resource.js';
 import { StallWatchdog } from './stall.js';
+import { pathRanks, pickNext } from './schedule.js';
 import { errorText } from './inputs.js';
 import { UnitFailure, type Disposable, type SweepEvent, type UnitContext, type UnitKindHandler, type UnitResult } from './units/types.js';
 
@@ -195,17 +198,92 @@ export async function executePlan(plan: Plan, base: BaseContext, options: Execut
     if (waiting.get(u.id) === 0) await dispose(u.id);
   };
 
-  const limit = pLimit(Math.max(1, options.concurrency));
-  const done = new Map<string, Promise<void>>();
-  const laneTail = new Map<string, Promise<void>>();
+  // Scheduling (src/run/schedule.ts): a unit is ready when its inputs and the unit before it in its lane have settled;
+  // a free slot goes to the ready unit on the longest remaining path (costs from the handlers, recomputed after each
+  // unit finishes, since a cost may read what finished: a chunking's chunk count), plan order breaking ties.
+  const planIndex = new Map(units.map((u, i) => [u.id, i]));
+  const unitById = new Map(units.map((u) => [u.id, u]));
+  const lanePrev = new Map<string, string>();
+  const laneNext = new Map<string, string>();
+  const laneLast = new Map<string, string>();
   for (const u of units) {
     const lane = handlerOf(u).lane(u, ctx);
-    const after = [...u.inputs.filter((i) => ids.has(i)).map((i) => done.get(i)!), laneTail.get(lane) ?? Promise.resolve()];
-    const p = Promise.all(after).then(() => limit(() => runOne(u)));
-    done.set(u.id, p);
-    laneTail.set(lane, p.catch(() => undefined));
+    const prev = laneLast.get(lane);
+    if (prev !== undefined) {
+      lanePrev.set(u.id, prev);
+      laneNext.set(prev, u.id);
+    }
+    laneLast.set(lane, u.id);
   }
-  const settled = await Promise.allSettled(done.values());
+  const readers = new Map<string, string[]>();
+  for (const [id, ds] of dependents) readers.set(id, [...new Set(ds.map((d) => d.id))]);
+  const successors = (id: string): string[] => {
+    const next = laneNext.get(id);
+    return next === undefined ? (readers.get(id) ?? []) : [...(readers.get(id) ?? []), next];
+  };
+  const blockers = new Map(units.map((u) => [u.id, new Set(u.inputs.filter((i) => ids.has(i))).size + (lanePrev.has(u.id) ? 1 : 0)]));
+  const order = units.map((u) => u.id);
+  const costOf = (id: string): number => {
+    const u = unitById.get(id)!;
+    return handlerOf(u).cost?.(u, ctx) ?? 1;
+  };
+  const outcome = new Map<string, { reason: unknown } | null>();
+  const ready = new Set(units.filter((u) => blockers.get(u.id) === 0).map((u) => u.id));
+  let running = 0;
+  let ranks = new Map<string, number>();
+  let stale = true;
+  /** A scheduling error (a handler's cost threw or returned a bad value): no unit starts any more. */
+  let scheduleFailure: { error: unknown } | undefined;
+  const slots = Math.max(1, options.concurrency);
+  let finish!: () => void;
+  const allSettled = new Promise<void>((resolve) => (finish = resolve));
+  // A unit's rejection (interrupted, a resource failure) rejects its dependents without running them, as a chain of
+  // promises would; its lane goes on (the next unit of the lane then rejects on its own when it starts).
+  const settle = (id: string, rejected: { reason: unknown } | null): void => {
+    if (outcome.has(id)) return;
+    outcome.set(id, rejected);
+    ready.delete(id);
+    for (const d of readers.get(id) ?? []) {
+      if (rejected) settle(d, rejected);
+      else if (!outcome.has(d)) unblock(d);
+    }
+    const next = laneNext.get(id);
+    if (next !== undefined && !outcome.has(next)) unblock(next);
+  };
+  const unblock = (id: string): void => {
+    const left = blockers.get(id)! - 1;
+    blockers.set(id, left);
+    if (left === 0) ready.add(id);
+  };
+  const pump = (): void => {
+    while (running < slots && ready.size > 0 && !scheduleFailure) {
+      if (stale && ready.size > 1) {
+        try {
+          ranks = pathRanks(order, successors, costOf);
+          stale = false;
+        } catch (e) {
+          scheduleFailure = { error: e };
+          break;
+        }
+      }
+      const id = ready.size === 1 ? ready.values().next().value! : pickNext(ready, ranks, planIndex);
+      ready.delete(id);
+      running++;
+      runOne(unitById.get(id)!).then(
+        () => after(id, null),
+        (reason: unknown) => after(id, { reason }),
+      );
+    }
+    if (running === 0 && (ready.size === 0 || scheduleFailure)) finish();
+  };
+  const after = (id: string, rejected: { reason: unknown } | null): void => {
+    running--;
+    stale = true;
+    settle(id, rejected);
+    pump();
+  };
+  pump();
+  await allSettled;
   for (const u of units) await dispose(u.id);
   for (const s of shared.values()) {
     let v: unknown;
@@ -220,7 +298,8 @@ export async function executePlan(plan: Plan, base: BaseContext, options: Execut
       closeErrors.push(e);
     }
   }
-  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (scheduleFailure) throw scheduleFailure.error;
+  const failure = order.map((id) => outcome.get(id)).find((o) => o);
   if (failure) throw failure.reason;
   if (closeErrors.length > 0) throw closeErrors[0];
   return { results: new Map(units.flatMap((u) => (results.has(u.id) ? [[u.id, results.get(u.id)!] as const] : []))), infos };

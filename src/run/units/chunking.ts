@@ -52,6 +52,8 @@ export const chunkingUnit: UnitKindHandler = {
     if ('value' in result) ctx.store.putChunks(key, ctx.dataset.docs, (result.value as ChunkingStage).chunks);
   },
   failed: (unit, error) => ({ error: `chunking ${keyOf(unit)} failed: ${error}` }),
+  /** Scheduling cost: the documents at the default 20,000 documents/s (as `estimate`). */
+  cost: (_unit, ctx) => ctx.dataset.docs.length / 20_000,
   estimate: (_unit, est) => ({ seconds: est.documents / 20_000, basis: 'default 20,000 documents/s' }),
 };
 

@@ -15,7 +15,7 @@ import { collectLists } from '../retrieve.js';
 import { LANCE_STALL_REMEDY } from './keyword.js';
 import type { EmbeddingHandle } from './embedding.js';
 import { chunkingOf, computed, factoryContext, planDepthCheckpoint, resolverOf } from './ranking.js';
-import { errorOf, rankingOf, type UnitInputs, type UnitKindHandler, type UnitResult } from './types.js';
+import { chunkCountOf, errorOf, rankingOf, type UnitInputs, type UnitKindHandler, type UnitResult } from './types.js';
 
 const isLance = (unit: PlanUnit) => unit.params.engine === 'lancedb';
 /** The embedding handle a dense unit reads (its `embedding:*` input; the executor ran it first). */
@@ -96,6 +96,8 @@ export const denseUnit: UnitKindHandler = {
     const { ck, name, label } = partsOf(unit);
     return isLance(unit) ? { error: `${name} on ${ck} with ${label} failed: ${error}`, warn: true } : { error: `semantic index on ${ck} with ${label} failed: ${error}` };
   },
+  /** Scheduling cost: an exact search of every scored question over its chunking's chunks, at 2·10⁷ chunk-questions/s. */
+  cost: (unit, ctx) => (chunkCountOf(unit, ctx) * ctx.scored.length) / 2e7,
   estimate: () => ({ seconds: null, basis: 'the embedding unit holds the model time; the search is not estimated' }),
 };
 

@@ -27,7 +27,7 @@ import { HarnessError } from '../../errors.js';
 import { removeDeadTemporaries, tempPathFor } from '../../store/temp.js';
 import { embedCallSize, type EmbeddingSpec } from '../../embed/spec.js';
 import { shareByCounts } from '../share.js';
-import { progressFromZero, type ChunkingStage, type Disposable, type UnitContext, type UnitKindHandler } from './types.js';
+import { chunkCountOf, progressFromZero, type ChunkingStage, type Disposable, type UnitContext, type UnitKindHandler } from './types.js';
 
 /** Questions embedded afresh, one at a time, to measure query latency (ms per query) whatever the cache holds. */
 const LATENCY_PROBE = 8;
@@ -96,6 +96,13 @@ export const embeddingUnit: UnitKindHandler = {
     const msg = `embedding model ${spec.label} could not be loaded: ${error}`;
     return { error: msg, warn: true, info: { label: spec.label, model: spec.model, error: msg } };
   },
+  /**
+   * Scheduling cost: the chunks of its chunkings at 2,000 texts/s. The unit itself only loads the model; the corpus is
+   * embedded by its first dense unit (`ensureEmbedded`), which waits for it in the model's lane, so the cost is
+   * counted here, upstream of every dense unit of the model. An overestimate for texts already in the cache; it only
+   * orders units.
+   */
+  cost: (unit, ctx) => chunkCountOf(unit, ctx) / 2_000,
   estimate: (unit, est) => {
     const m = est.models.get(labelOf(unit));
     if (!m) return { seconds: null, basis: 'no texts' };

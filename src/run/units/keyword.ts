@@ -11,7 +11,7 @@ import { lancedbKeywordRetriever } from '../../retrieve/lancedb.js';
 import { collectLists } from '../retrieve.js';
 import { noteProgress } from '../stall.js';
 import { chunkingOf, computed, factoryContext, planDepthCheckpoint, resolverOf } from './ranking.js';
-import type { UnitKindHandler } from './types.js';
+import { chunkCountOf, type UnitKindHandler } from './types.js';
 
 /** What a stalled LanceDB unit's error tells the user to check (docs/lancedb.md, issue 26). */
 export const LANCE_STALL_REMEDY =
@@ -65,5 +65,7 @@ export const keywordUnit: UnitKindHandler = {
     isFts(unit.params)
       ? { error: `LanceDB full-text index on ${ckOf(unit.id)} failed: ${error}`, warn: true }
       : { error: `keyword index on ${ckOf(unit.id)} failed: ${error}` },
+  /** Scheduling cost: its chunking's chunks (documents before the chunking has finished) at 10,000 chunks/s. */
+  cost: (unit, ctx) => chunkCountOf(unit, ctx) / 10_000,
   estimate: (_unit, est) => ({ seconds: (est.documents + est.questions) / 5_000, basis: 'default 5,000 texts/s' }),
 };

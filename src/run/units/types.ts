@@ -180,6 +180,15 @@ export interface UnitKindHandler {
   save?(key: string, unit: PlanUnit, result: UnitOutput, ctx: UnitContext): void;
   /** The message (and whether to warn) of a unit that threw `error` (default: the error's text, no warning). */
   failed?(unit: PlanUnit, error: string, ctx: UnitContext): { error: string; warn?: boolean; info?: Record<string, unknown> };
+  /**
+   * The unit's cost for scheduling only (src/run/schedule.ts: the executor starts the ready unit on the longest
+   * remaining path first), in relative units (about seconds of one core at the kind's default throughput; only ratios
+   * between units matter); finite and ≥ 0; default 1. Called whenever the executor picks among several ready units,
+   * also for units whose inputs have not finished: it may read finished results (`ctx.result`, e.g. a chunking's chunk
+   * count, {@link chunkCountOf}) and must fall back to an estimate otherwise. Must be cheap and must not throw; it
+   * never changes what a unit computes, only when it starts.
+   */
+  cost?(unit: PlanUnit, ctx: UnitContext): number;
   /** Seconds the unit would take, or null when unknown (validate's estimate); `basis` says where the figure comes from. */
   estimate?(unit: PlanUnit, est: EstimateContext): { seconds: number | null; basis: string };
 }
@@ -201,4 +210,19 @@ export function rankingOf(r: UnitResult | undefined): RankingValue | undefined {
 /** The error of a result, or undefined when it succeeded or is missing. */
 export function errorOf(r: UnitResult | undefined): string | undefined {
   return r && 'error' in r ? r.error : undefined;
+}
+
+/**
+ * Chunks of the chunking units among `unit`'s inputs (`chunking:*`), for a kind's scheduling `cost`: each finished
+ * chunking's chunk count, or the dataset's document count for one not finished yet (or failed), as an estimate (a
+ * chunking has at least one chunk per non-empty document). 0 when the unit reads no chunking.
+ */
+export function chunkCountOf(unit: PlanUnit, ctx: UnitContext): number {
+  let n = 0;
+  for (const id of unit.inputs) {
+    if (!id.startsWith('chunking:')) continue;
+    const r = ctx.result(id);
+    n += r && 'value' in r && r.value && typeof r.value === 'object' && 'chunks' in r.value ? (r.value as ChunkingStage).chunks.length : ctx.dataset.docs.length;
+  }
+  return n;
 }
