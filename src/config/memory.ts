@@ -12,7 +12,11 @@
  *   vectors, 300 questions, k 100), 1-16 MiB shards searched in 0.8-1.0 s, 64 MiB in 2.3 s, 192 MiB in 1.6 s, the
  *   resident matrix in 1.0-1.9 s; hence the 16 MiB cap. Below 1 GiB of budget the shard shrinks with it.
  * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
- * - the other half is left for what is resident and not (yet) budgeted: documents, chunks, the rankings and scores
+ * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
+ *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
+ *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
+ *   resident, a 10M one (about 11 GB) goes to the store.
+ * - the other 3/8 is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
  *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
  */
 import { HarnessError } from '../errors.js';
@@ -60,6 +64,8 @@ export interface MemoryShares {
   denseShardBytes: number;
   /** The BM25 build's postings before it spills: ⌊L/4⌋. */
   bm25BuildBytes: number;
+  /** The documents' texts held in memory: ⌊L/8⌋; a larger corpus file goes to a text store on disk. */
+  documentResidentBytes: number;
 }
 
 /**
@@ -78,6 +84,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     denseResidentBytes: Math.floor(limitBytes / 4),
     denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
     bm25BuildBytes: Math.floor(limitBytes / 4),
+    documentResidentBytes: Math.floor(limitBytes / 8),
   };
 }
 

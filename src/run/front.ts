@@ -15,7 +15,8 @@ import type { Dataset, Question } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
-import { checkMemoryFloor, DEFAULT_MEMORY_BYTES } from '../config/memory.js';
+import { checkMemoryFloor, DEFAULT_MEMORY_BYTES, memoryShares } from '../config/memory.js';
+import { textStoreOf } from '../load/text-store.js';
 import { loadDataset } from '../load/dataset.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
@@ -58,6 +59,12 @@ export interface Front {
   plan: Plan;
   /** Seconds the dataset took to load. */
   loadSeconds: number;
+  /**
+   * Removes the documents' text store (src/load/text-store.ts) when the front half loaded the dataset into one; a
+   * dataset passed in `options.dataset` is the caller's and is left alone. Idempotent. Call it when the documents are
+   * no longer read (the sweep does when it ends).
+   */
+  release: () => void;
 }
 
 /** A minimal resolved spec for a provider passed as an object (its own prefixes and pooling apply inside it). */
@@ -106,6 +113,26 @@ export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptio
   const t = performance.now();
   const dataset = options.dataset ?? (await loadWithHeartbeat(config, emit));
   const loadSeconds = (performance.now() - t) / 1000;
+  const owned = options.dataset === undefined ? textStoreOf(dataset.docs) : undefined;
+  const release = (): void => owned?.remove();
+  try {
+    return { ...(await checkAndPlan(config, dataset, options, objectProviders, objectRetrievers, configurations, warn)), loadSeconds, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/** The front half after the load: questions, the memory floor, models, retriever modules, runs, the plan. */
+async function checkAndPlan(
+  config: SweepConfig,
+  dataset: Dataset,
+  options: FrontOptions,
+  objectProviders: Map<string, EmbeddingProvider>,
+  objectRetrievers: Map<string, RetrieverEntry>,
+  configurations: number,
+  warn: (message: string) => void,
+): Promise<Omit<Front, 'loadSeconds' | 'release'>> {
   for (const w of dataset.warnings) warn(w);
   // QUESTIONS_INVALID when no question can be scored.
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
@@ -117,7 +144,7 @@ export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptio
   const factories = await loadRetrieverModules(config, objectRetrievers);
   const runs = loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), warn);
   const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
-  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan, loadSeconds };
+  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan };
 }
 
 /**
@@ -132,7 +159,11 @@ async function loadWithHeartbeat(config: SweepConfig, emit: (e: SweepEvent) => v
   return heartbeat.run('load', 'the dataset files', () => loadConfigDataset(config));
 }
 
-/** Loads the config's dataset as the sweep does: every dataset option, relative paths against the config's folder. */
+/**
+ * Loads the config's dataset as the sweep does: every dataset option, relative paths against the config's folder.
+ * A corpus larger than `limits.memory`'s document share (`documentResidentBytes`, L/8) goes to a text store in
+ * `<cacheDir>/texts/` (src/load/text-store.ts); the caller removes it (`textStoreOf(dataset.docs)?.remove()`).
+ */
 export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
   return loadDataset(
     {
@@ -144,7 +175,13 @@ export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
       ...(config.dataset.sample !== undefined ? { sample: config.dataset.sample } : {}),
     },
     // Relative dataset paths resolve against the config file's folder (errors then name both).
-    { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },
+    {
+      baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd(),
+      textStore: {
+        dir: path.join(path.resolve(config.cacheDir), 'texts'),
+        residentBytes: memoryShares(config.limits?.memory ?? DEFAULT_MEMORY_BYTES).documentResidentBytes,
+      },
+    },
   );
 }
 
