@@ -89,7 +89,7 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
   });
 
   it('the whole-document keyword nDCG@10 is the reference 0.6958720004492678 with the documents in a file', () => {
-    const row = results.file.result.configs.find((c) => c.config.mode === 'keyword' && c.config.chunking.size === null && c.config.topK === 10);
+    const row = results.file.result.configs.find((c) => c.config.mode === 'keyword' && c.config.chunking.size === null && c.config.k === 10);
     expect(row?.means['ndcg@10']).toBe(0.6958720004492678);
   });
 
