@@ -88,25 +88,58 @@ export function memoryShares(limitBytes: number): MemoryShares {
   };
 }
 
+/**
+ * Bytes a document holds in memory besides its text, at least: its id string and its object (a `StoredDoc` with its
+ * 13 bytes of store index). Measured 85 bytes a document on the 200k bench corpus with the texts in the store (heap
+ * after load 73 MB against 56 MB before; ids of 4-9 characters); 64 is the floor's lower bound.
+ */
+export const BYTES_PER_DOCUMENT = 64;
+
+/** Bytes of one chunk object with its id, at least: measured 0.12-0.14 KB a chunk (docs/scale.md); 120 in the floor. */
+export const BYTES_PER_CHUNK = 120;
+
+/** What of the corpus stays resident, for {@link memoryFloor}. */
+export interface CorpusResidence {
+  /** Documents loaded. */
+  documents: number;
+  /** Documents with a non-empty text: each yields at least one chunk per chunking. */
+  documentsWithText: number;
+  /** Code units of the texts held in memory (0 when they live in a text store): at least one byte each in V8. */
+  residentTextUnits: number;
+  /** Chunkings the plan cuts (its `chunking` units). */
+  chunkings: number;
+}
+
 /** What the floor of a plan is made of, bytes. */
 export interface MemoryFloor {
   /** Rankings and scores: configurations × scored questions × {@link BYTES_PER_CONFIGURATION_QUESTION}. */
   rankingsBytes: number;
   /** The dense search's shard buffer when a mode needs embeddings (the file mode cannot go below it), else 0. */
   denseBytes: number;
-  /** rankingsBytes + denseBytes. */
+  /**
+   * With a corpus: documents × {@link BYTES_PER_DOCUMENT} + the resident texts' code units (one byte each, V8's
+   * one-byte strings; a text with a code unit ≥ 256 takes two, so this is a lower bound).
+   */
+  documentsBytes?: number;
+  /** With a corpus: chunkings × documents with text × {@link BYTES_PER_CHUNK} (at least one chunk per such document). */
+  chunksBytes?: number;
+  /** The sum of the parts present. */
   totalBytes: number;
 }
 
 /**
  * The memory a plan needs whatever is streamed: the planned rankings (`plannedMemoryBytes` of `validate`) plus, when
- * a mode is dense, one shard buffer of the file-backed search. Documents, chunks and the BM25 index are not counted
- * yet (issue 25 item 1 streams them in a later step). Pure.
+ * a mode is dense, one shard buffer of the file-backed search, plus, when `corpus` is given, what of the corpus stays
+ * resident (documents' ids and objects, their texts unless they are in a text store, and the chunk objects; see
+ * {@link MemoryFloor}). The BM25 index is not counted. Pure.
  */
-export function memoryFloor(configurations: number, scoredQuestions: number, dense: boolean, limitBytes: number): MemoryFloor {
+export function memoryFloor(configurations: number, scoredQuestions: number, dense: boolean, limitBytes: number, corpus?: CorpusResidence): MemoryFloor {
   const rankingsBytes = configurations * scoredQuestions * BYTES_PER_CONFIGURATION_QUESTION;
   const denseBytes = dense ? memoryShares(limitBytes).denseShardBytes : 0;
-  return { rankingsBytes, denseBytes, totalBytes: rankingsBytes + denseBytes };
+  if (corpus === undefined) return { rankingsBytes, denseBytes, totalBytes: rankingsBytes + denseBytes };
+  const documentsBytes = corpus.documents * BYTES_PER_DOCUMENT + corpus.residentTextUnits;
+  const chunksBytes = corpus.chunkings * corpus.documentsWithText * BYTES_PER_CHUNK;
+  return { rankingsBytes, denseBytes, documentsBytes, chunksBytes, totalBytes: rankingsBytes + denseBytes + documentsBytes + chunksBytes };
 }
 
 /** `12 GiB`, `3.5 MiB`, `900 B`: a size for messages (powers of 1024). */
@@ -128,18 +161,25 @@ export function checkMemoryFloor(
   dense: boolean,
   limitBytes: number,
   configFile?: string,
+  corpus?: CorpusResidence,
 ): MemoryFloor {
-  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes);
+  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes, corpus);
   if (floor.totalBytes > limitBytes) {
     throw new HarnessError(
       'CONFIG_INVALID',
       `limits.memory (${limitBytes} bytes, ${formatSize(limitBytes)}) is below the plan's memory floor of ${formatSize(floor.totalBytes)}: ` +
         `${configurations} configurations × ${scoredQuestions} scored questions × 4 KB of rankings (${formatSize(floor.rankingsBytes)})` +
         (floor.denseBytes > 0 ? ` + the dense search's shard buffer (${formatSize(floor.denseBytes)})` : '') +
+        (corpus !== undefined && floor.documentsBytes !== undefined
+          ? ` + ${corpus.documents} documents (${formatSize(floor.documentsBytes)}${corpus.residentTextUnits > 0 ? ', their texts in memory' : ', texts in a file'})`
+          : '') +
+        (corpus !== undefined && floor.chunksBytes !== undefined
+          ? ` + ${corpus.chunkings} chunking(s) × ${corpus.documentsWithText} documents with text × 120 B of chunks (${formatSize(floor.chunksBytes)})`
+          : '') +
         `; these cannot be streamed to disk`,
       {
         location: { ...(configFile ? { file: configFile } : {}), path: 'limits.memory' },
-        remedy: `raise limits.memory to at least ${formatSize(floor.totalBytes)} if the machine has it, or shrink the grid (fewer chunkings, models, fusion settings, topK values) or the questions (dataset.sample)`,
+        remedy: `raise limits.memory to at least ${formatSize(floor.totalBytes)} if the machine has it, or shrink the grid (fewer chunkings, models, fusion settings, topK values), the questions or the corpus (dataset.sample)`,
       },
     );
   }

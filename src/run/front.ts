@@ -15,8 +15,8 @@ import type { Dataset, Question } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
-import { checkMemoryFloor, DEFAULT_MEMORY_BYTES, memoryShares } from '../config/memory.js';
-import { textStoreOf } from '../load/text-store.js';
+import { checkMemoryFloor, DEFAULT_MEMORY_BYTES, memoryShares, type CorpusResidence } from '../config/memory.js';
+import { textLength, textStoreOf } from '../load/text-store.js';
 import { loadDataset } from '../load/dataset.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
@@ -138,13 +138,31 @@ async function checkAndPlan(
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
   const excludedMsg = excludedWarning(excluded);
   if (excludedMsg) warn(excludedMsg);
-  // issue 25: a plan whose rankings (and the dense search's one shard buffer) alone exceed limits.memory is refused.
-  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), config.limits?.memory ?? DEFAULT_MEMORY_BYTES, config.configFile);
+  // issue 25: a plan whose rankings, dense shard buffer, resident documents and chunk objects exceed limits.memory is
+  // refused (planGraph is pure: it only names the units, so the chunkings are known before any work).
+  const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
+  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), config.limits?.memory ?? DEFAULT_MEMORY_BYTES, config.configFile, corpusResidence(dataset, plan));
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
   const runs = loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), warn);
-  const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
   return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan };
+}
+
+/**
+ * What of `dataset`'s corpus stays resident for `plan` (the memory floor's corpus part, src/config/memory.ts): its
+ * documents, those with text (no text read: lengths come from the store's index), the code units of texts held in
+ * memory (0 when they are in a text store) and the plan's chunking units.
+ */
+export function corpusResidence(dataset: Dataset, plan: Plan): CorpusResidence {
+  const stored = textStoreOf(dataset.docs) !== undefined;
+  let withText = 0;
+  let units = 0;
+  for (const d of dataset.docs) {
+    const n = textLength(d);
+    if (n > 0) withText++;
+    units += n;
+  }
+  return { documents: dataset.docs.length, documentsWithText: withText, residentTextUnits: stored ? 0 : units, chunkings: plan.units.filter((u) => u.kind === 'chunking').length };
 }
 
 /**

@@ -16,7 +16,7 @@ import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
 import type { Dataset, Level } from '../types.js';
 import type { Plan, UnitKind } from '../plan/graph.js';
-import { prepareSweep, type Front } from './front.js';
+import { corpusResidence, prepareSweep, type Front } from './front.js';
 import { UNIT_KINDS } from './units/index.js';
 
 /** Planned memory per configuration and scored question, bytes (the grid guard's figure; src/config/memory.ts). */
@@ -224,7 +224,7 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
     plannedMemoryBytes: grid.length * scored.length * BYTES_PER_CONFIGURATION_QUESTION,
     memory: {
       limitBytes: config.limits?.memory ?? DEFAULT_MEMORY_BYTES,
-      floorBytes: memoryFloor(grid.length, scored.length, embeddingUnits.length > 0, config.limits?.memory ?? DEFAULT_MEMORY_BYTES).totalBytes,
+      floorBytes: memoryFloor(grid.length, scored.length, embeddingUnits.length > 0, config.limits?.memory ?? DEFAULT_MEMORY_BYTES, corpusResidence(dataset, graph)).totalBytes,
     },
     warnings,
     graph,
