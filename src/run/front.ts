@@ -17,6 +17,7 @@ import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
 import { checkMemoryFloor, DEFAULT_MEMORY_BYTES, memoryShares, type CorpusResidence } from '../config/memory.js';
 import { textLength, textStoreOf } from '../load/text-store.js';
+import { removeDeadTemporaries } from '../store/temp.js';
 import { loadDataset } from '../load/dataset.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
@@ -183,6 +184,9 @@ async function loadWithHeartbeat(config: SweepConfig, emit: (e: SweepEvent) => v
  * `<cacheDir>/texts/` (src/load/text-store.ts); the caller removes it (`textStoreOf(dataset.docs)?.remove()`).
  */
 export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
+  const texts = path.join(path.resolve(config.cacheDir), 'texts');
+  // A killed run's text store is removed by every run, not only by one that opens a store of its own.
+  removeDeadTemporaries(texts);
   return loadDataset(
     {
       path: config.dataset.path,
@@ -196,7 +200,7 @@ export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
     {
       baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd(),
       textStore: {
-        dir: path.join(path.resolve(config.cacheDir), 'texts'),
+        dir: texts,
         residentBytes: memoryShares(config.limits?.memory ?? DEFAULT_MEMORY_BYTES).documentResidentBytes,
       },
     },
