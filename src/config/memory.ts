@@ -185,3 +185,29 @@ export function checkMemoryFloor(
   }
   return floor;
 }
+
+/**
+ * The warning for a plan whose floor with its corpus ({@link memoryFloor} with `corpus`: documents, resident texts,
+ * chunk objects) is above `limitBytes`, naming the limit, the floor and its parts and the remedy; undefined when it
+ * fits. A warning, not a refusal like {@link checkMemoryFloor}: the corpus parts are estimates from measured object
+ * sizes (64 B a document, 120 B a chunk, a byte a resident code unit), where the rankings' part is the plan's own.
+ * `validate` and `run` emit it once the plan names its chunkings (src/run/front.ts).
+ */
+export function corpusFloorWarning(
+  configurations: number,
+  scoredQuestions: number,
+  dense: boolean,
+  limitBytes: number,
+  corpus: CorpusResidence,
+): string | undefined {
+  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes, corpus);
+  if (floor.totalBytes <= limitBytes) return undefined;
+  return (
+    `limits.memory (${formatSize(limitBytes)}) is below the plan's estimated resident memory of ${formatSize(floor.totalBytes)}: ` +
+    `rankings ${formatSize(floor.rankingsBytes)}` +
+    (floor.denseBytes > 0 ? ` + the dense search's shard buffer ${formatSize(floor.denseBytes)}` : '') +
+    ` + ${corpus.documents} documents ${formatSize(floor.documentsBytes ?? 0)}${corpus.residentTextUnits > 0 ? ' (texts in memory)' : ' (texts in a file)'}` +
+    ` + ${corpus.chunkings} chunking(s) × ${corpus.documentsWithText} documents with text × ${BYTES_PER_CHUNK} B of chunks ${formatSize(floor.chunksBytes ?? 0)}; ` +
+    `the sweep may use more than the limit: raise limits.memory to at least ${formatSize(floor.totalBytes)}, or use fewer chunkings or a smaller corpus (dataset.sample)`
+  );
+}

@@ -15,7 +15,7 @@ import type { Dataset, Question } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
-import { checkMemoryFloor, DEFAULT_MEMORY_BYTES, memoryShares, type CorpusResidence } from '../config/memory.js';
+import { checkMemoryFloor, corpusFloorWarning, DEFAULT_MEMORY_BYTES, memoryShares, type CorpusResidence } from '../config/memory.js';
 import { textLength, textStoreOf } from '../load/text-store.js';
 import { removeDeadTemporaries } from '../store/temp.js';
 import { loadDataset } from '../load/dataset.js';
@@ -139,13 +139,16 @@ async function checkAndPlan(
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
   const excludedMsg = excludedWarning(excluded);
   if (excludedMsg) warn(excludedMsg);
-  // issue 25: a plan whose rankings, dense shard buffer, resident documents and chunk objects exceed limits.memory is
-  // refused (planGraph is pure: it only names the units, so the chunkings are known before any work).
-  const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
-  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), config.limits?.memory ?? DEFAULT_MEMORY_BYTES, config.configFile, corpusResidence(dataset, plan));
+  // issue 25: a plan whose rankings (and the dense search's one shard buffer) alone exceed limits.memory is refused.
+  const limit = config.limits?.memory ?? DEFAULT_MEMORY_BYTES;
+  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), limit, config.configFile);
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
   const runs = loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), warn);
+  const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
+  // ... and one whose corpus adds what stays resident beyond it (documents, chunk objects: estimates) is warned about.
+  const corpusWarning = corpusFloorWarning(configurations, scored.length, needsEmbeddings(config), limit, corpusResidence(dataset, plan));
+  if (corpusWarning !== undefined) warn(corpusWarning);
   return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan };
 }
 

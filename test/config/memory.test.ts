@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
-import { checkMemoryFloor, memoryFloor, memoryShares, parseByteSize } from '../../src/config/memory.js';
+import { checkMemoryFloor, corpusFloorWarning, memoryFloor, memoryShares, parseByteSize } from '../../src/config/memory.js';
 import { parseConfig } from '../../src/config/schema.js';
 
 const GiB = 1024 ** 3;
@@ -108,6 +108,12 @@ describe('the memory floor', () => {
     // 564,000 B = 550.78 KiB; 10 × 990 × 120 = 1,188,000 B = 1.13 MiB
     expect((e as Error).message).toContain(' + 1000 documents (550.8 KiB, their texts in memory)');
     expect((e as Error).message).toContain(' + 10 chunking(s) × 990 documents with text × 120 B of chunks (1.1 MiB)');
+    // run and validate warn with the same parts (a warning: the corpus parts are estimates)
+    expect(corpusFloorWarning(6, 300, false, 8 * MiB, corpus)).toBeUndefined();
+    const w = corpusFloorWarning(6, 300, false, 8 * MiB, { ...corpus, chunkings: 10 });
+    // 7,372,800 + 564,000 + 1,188,000 = 9,124,800 B = 8.70 MiB → "8.7 MiB"
+    expect(w).toContain('limits.memory (8 MiB) is below the plan\'s estimated resident memory of 8.7 MiB');
+    expect(w).toContain('+ 1000 documents 550.8 KiB (texts in memory) + 10 chunking(s) × 990 documents with text × 120 B of chunks 1.1 MiB');
   });
 
   it('at the limit exactly it passes and returns the floor', () => {
