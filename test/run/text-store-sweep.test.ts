@@ -17,6 +17,7 @@ import { analyze, withStatistics } from '../../src/report/analyze.js';
 import { renderReports } from '../../src/report/render.js';
 import { writeArtifacts } from '../../src/run/artifacts.js';
 import { runSweep } from '../../src/run/sweep.js';
+import { planSweep } from '../../src/run/plan.js';
 import type { SweepResult } from '../../src/types.js';
 import { compareResults } from '../../scripts/compare-results.js';
 import { loadDataset } from '../../src/load/dataset.js';
@@ -92,6 +93,14 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
     const row = results.file.result.configs.find((c) => c.config.mode === 'keyword' && c.config.chunking.size === null && c.config.k === 10);
     expect(row?.means['ndcg@10']).toBe(0.6958720004492678);
   });
+
+  it('validate plans the same chunks from the store, and removes the store when it is done', async () => {
+    const plans = [];
+    for (const extra of [{}, { limits: { memory: '32MB' } }]) plans.push(await planSweep(parseConfig({ ...base, cacheDir: cacheOf('plan'), ...extra })));
+    expect(plans[1].chunkings).toEqual(plans[0].chunkings);
+    expect(plans[0].chunkings.length).toBe(2);
+    expect(readdirSync(path.join(cacheOf('plan'), 'texts'))).toEqual([]);
+  }, 300_000);
 
   it('the store is removed when the sweep ends, and so is a killed run\'s leftover', () => {
     expect(existsSync(leftover())).toBe(false);
