@@ -3,9 +3,11 @@
  * characters of text.
  */
 
+import { textLength } from './load/text-store.js';
+
 /**
  * Consecutive index ranges `[from, to)` covering `items` in order, each closed as soon as its texts reach
- * `batchChars` characters (so each holds at least one item; a single item longer than that is a batch alone).
+ * `batchChars` characters (`textLength`: a stored document's or chunk's text is not read) (so each holds at least one item; a single item longer than that is a batch alone).
  * `[]` for no items.
  */
 export function batchesByChars(items: readonly { text: string }[], batchChars: number): [number, number][] {
@@ -13,7 +15,7 @@ export function batchesByChars(items: readonly { text: string }[], batchChars: n
   let from = 0;
   let chars = 0;
   for (let i = 0; i < items.length; i++) {
-    chars += items[i].text.length;
+    chars += textLength(items[i]);
     if (chars >= batchChars) {
       out.push([from, i + 1]);
       from = i + 1;

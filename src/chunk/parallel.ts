@@ -20,6 +20,7 @@ import { batchesByChars } from '../batches.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { chunkDocuments, defaultTokenizer, validateChunkingSpec } from './chunker.js';
 import { SPAN_FIELDS, type ChunkTask, type ChunkTaskResult } from './worker.js';
+import { chunkOf, isStored, plainDocs, textLength } from '../load/text-store.js';
 
 /** Target characters of document text per worker task. */
 export const BATCH_CHARS = 256 * 1024;
@@ -131,7 +132,7 @@ async function runTasks(
   }
   signal?.throwIfAborted();
   const ranges = batchesByChars(docs, options.batchChars ?? BATCH_CHARS);
-  const total = docs.reduce((n, d) => n + d.text.length, 0);
+  const total = docs.reduce((n, d) => n + textLength(d), 0);
   const results: { from: number; result: ChunkTaskResult & { ok: true } }[] = new Array(ranges.length);
   let done = 0;
   if (total < (options.inProcessChars ?? IN_PROCESS_CHARS)) {
@@ -189,12 +190,20 @@ export async function chunkDocumentsParallel(
 ): Promise<Chunk[]> {
   validateChunkingSpec(spec);
   const splitter = options.splitter ?? 'linear';
+  // Documents in a text store (src/load/text-store.ts) go to the workers as plain { id, text } copies, one batch at a
+  // time (structured clone drops a stored document's text), and come back as spans even in-process, so that each
+  // chunk reads its text from the store instead of holding a slice of a materialised document.
+  const stored = isStored(docs);
+  const { default: spansLocally } = stored ? await import('./worker.js') : { default: undefined };
   const results = await runTasks(
     docs,
     // Workers answer with ranges, not strings: a chunk's text is sliced here from the caller's document (V8 shares
     // the document's characters; a copied text would double the corpus in memory, issue 25).
-    (from, to, local) => ({ docs: docs.slice(from, to), spec, splitter, output: local ? 'chunks' : 'spans' }),
-    (task) => ({ ok: true, chunks: chunkDocuments(task.docs, task.spec, defaultTokenizer(), { splitter: task.splitter }) }),
+    (from, to, local) => ({ docs: plainDocs(docs, from, to), spec, splitter, output: local && !stored ? 'chunks' : 'spans' }),
+    (task) =>
+      spansLocally !== undefined
+        ? spansLocally(task)
+        : { ok: true, chunks: chunkDocuments(task.docs, task.spec, defaultTokenizer(), { splitter: task.splitter }) },
     options,
   );
   const out: Chunk[] = [];
@@ -204,13 +213,7 @@ export async function chunkDocumentsParallel(
       continue;
     }
     const f = result.spans;
-    for (let j = 0; j < f.length; j += SPAN_FIELDS) {
-      const doc = docs[from + f[j]];
-      const ordinal = f[j + 1];
-      const start = f[j + 2];
-      const end = f[j + 3];
-      out.push({ id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text: doc.text.slice(start, end), start, end, tokens: f[j + 4] });
-    }
+    for (let j = 0; j < f.length; j += SPAN_FIELDS) out.push(chunkOf(docs[from + f[j]], f[j + 1], f[j + 2], f[j + 3], f[j + 4]));
   }
   return out;
 }
@@ -232,7 +235,7 @@ export async function splitDocumentsParallel(
   const { default: local } = await import('./worker.js');
   const results = await runTasks(
     docs,
-    (from, to) => ({ docs: docs.slice(from, to), spec, splitter, output: 'pieces' }),
+    (from, to) => ({ docs: plainDocs(docs, from, to), spec, splitter, output: 'pieces' }),
     local,
     options,
   );

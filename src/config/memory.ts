@@ -12,7 +12,11 @@
  *   vectors, 300 questions, k 100), 1-16 MiB shards searched in 0.8-1.0 s, 64 MiB in 2.3 s, 192 MiB in 1.6 s, the
  *   resident matrix in 1.0-1.9 s; hence the 16 MiB cap. Below 1 GiB of budget the shard shrinks with it.
  * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
- * - the other half is left for what is resident and not (yet) budgeted: documents, chunks, the rankings and scores
+ * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
+ *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
+ *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
+ *   resident, a 10M one (about 11 GB) goes to the store.
+ * - the other 3/8 is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
  *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
  */
 import { HarnessError } from '../errors.js';
@@ -60,6 +64,8 @@ export interface MemoryShares {
   denseShardBytes: number;
   /** The BM25 build's postings before it spills: ⌊L/4⌋. */
   bm25BuildBytes: number;
+  /** The documents' texts held in memory: ⌊L/8⌋; a larger corpus file goes to a text store on disk. */
+  documentResidentBytes: number;
 }
 
 /**
@@ -78,7 +84,30 @@ export function memoryShares(limitBytes: number): MemoryShares {
     denseResidentBytes: Math.floor(limitBytes / 4),
     denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
     bm25BuildBytes: Math.floor(limitBytes / 4),
+    documentResidentBytes: Math.floor(limitBytes / 8),
   };
+}
+
+/**
+ * Bytes a document holds in memory besides its text, at least: its id string and its object (a `StoredDoc` with its
+ * 13 bytes of store index). Measured 85 bytes a document on the 200k bench corpus with the texts in the store (heap
+ * after load 73 MB against 56 MB before; ids of 4-9 characters); 64 is the floor's lower bound.
+ */
+export const BYTES_PER_DOCUMENT = 64;
+
+/** Bytes of one chunk object with its id, at least: measured 0.12-0.14 KB a chunk (docs/scale.md); 120 in the floor. */
+export const BYTES_PER_CHUNK = 120;
+
+/** What of the corpus stays resident, for {@link memoryFloor}. */
+export interface CorpusResidence {
+  /** Documents loaded. */
+  documents: number;
+  /** Documents with a non-empty text: each yields at least one chunk per chunking. */
+  documentsWithText: number;
+  /** Code units of the texts held in memory (0 when they live in a text store): at least one byte each in V8. */
+  residentTextUnits: number;
+  /** Chunkings the plan cuts (its `chunking` units). */
+  chunkings: number;
 }
 
 /** What the floor of a plan is made of, bytes. */
@@ -87,19 +116,30 @@ export interface MemoryFloor {
   rankingsBytes: number;
   /** The dense search's shard buffer when a mode needs embeddings (the file mode cannot go below it), else 0. */
   denseBytes: number;
-  /** rankingsBytes + denseBytes. */
+  /**
+   * With a corpus: documents × {@link BYTES_PER_DOCUMENT} + the resident texts' code units (one byte each, V8's
+   * one-byte strings; a text with a code unit ≥ 256 takes two, so this is a lower bound).
+   */
+  documentsBytes?: number;
+  /** With a corpus: chunkings × documents with text × {@link BYTES_PER_CHUNK} (at least one chunk per such document). */
+  chunksBytes?: number;
+  /** The sum of the parts present. */
   totalBytes: number;
 }
 
 /**
  * The memory a plan needs whatever is streamed: the planned rankings (`plannedMemoryBytes` of `validate`) plus, when
- * a mode is dense, one shard buffer of the file-backed search. Documents, chunks and the BM25 index are not counted
- * yet (issue 25 item 1 streams them in a later step). Pure.
+ * a mode is dense, one shard buffer of the file-backed search, plus, when `corpus` is given, what of the corpus stays
+ * resident (documents' ids and objects, their texts unless they are in a text store, and the chunk objects; see
+ * {@link MemoryFloor}). The BM25 index is not counted. Pure.
  */
-export function memoryFloor(configurations: number, scoredQuestions: number, dense: boolean, limitBytes: number): MemoryFloor {
+export function memoryFloor(configurations: number, scoredQuestions: number, dense: boolean, limitBytes: number, corpus?: CorpusResidence): MemoryFloor {
   const rankingsBytes = configurations * scoredQuestions * BYTES_PER_CONFIGURATION_QUESTION;
   const denseBytes = dense ? memoryShares(limitBytes).denseShardBytes : 0;
-  return { rankingsBytes, denseBytes, totalBytes: rankingsBytes + denseBytes };
+  if (corpus === undefined) return { rankingsBytes, denseBytes, totalBytes: rankingsBytes + denseBytes };
+  const documentsBytes = corpus.documents * BYTES_PER_DOCUMENT + corpus.residentTextUnits;
+  const chunksBytes = corpus.chunkings * corpus.documentsWithText * BYTES_PER_CHUNK;
+  return { rankingsBytes, denseBytes, documentsBytes, chunksBytes, totalBytes: rankingsBytes + denseBytes + documentsBytes + chunksBytes };
 }
 
 /** `12 GiB`, `3.5 MiB`, `900 B`: a size for messages (powers of 1024). */
@@ -121,20 +161,53 @@ export function checkMemoryFloor(
   dense: boolean,
   limitBytes: number,
   configFile?: string,
+  corpus?: CorpusResidence,
 ): MemoryFloor {
-  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes);
+  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes, corpus);
   if (floor.totalBytes > limitBytes) {
     throw new HarnessError(
       'CONFIG_INVALID',
       `limits.memory (${limitBytes} bytes, ${formatSize(limitBytes)}) is below the plan's memory floor of ${formatSize(floor.totalBytes)}: ` +
         `${configurations} configurations × ${scoredQuestions} scored questions × 4 KB of rankings (${formatSize(floor.rankingsBytes)})` +
         (floor.denseBytes > 0 ? ` + the dense search's shard buffer (${formatSize(floor.denseBytes)})` : '') +
+        (corpus !== undefined && floor.documentsBytes !== undefined
+          ? ` + ${corpus.documents} documents (${formatSize(floor.documentsBytes)}${corpus.residentTextUnits > 0 ? ', their texts in memory' : ', texts in a file'})`
+          : '') +
+        (corpus !== undefined && floor.chunksBytes !== undefined
+          ? ` + ${corpus.chunkings} chunking(s) × ${corpus.documentsWithText} documents with text × 120 B of chunks (${formatSize(floor.chunksBytes)})`
+          : '') +
         `; these cannot be streamed to disk`,
       {
         location: { ...(configFile ? { file: configFile } : {}), path: 'limits.memory' },
-        remedy: `raise limits.memory to at least ${formatSize(floor.totalBytes)} if the machine has it, or shrink the grid (fewer chunkings, models, fusion settings, topK values) or the questions (dataset.sample)`,
+        remedy: `raise limits.memory to at least ${formatSize(floor.totalBytes)} if the machine has it, or shrink the grid (fewer chunkings, models, fusion settings, topK values), the questions or the corpus (dataset.sample)`,
       },
     );
   }
   return floor;
+}
+
+/**
+ * The warning for a plan whose floor with its corpus ({@link memoryFloor} with `corpus`: documents, resident texts,
+ * chunk objects) is above `limitBytes`, naming the limit, the floor and its parts and the remedy; undefined when it
+ * fits. A warning, not a refusal like {@link checkMemoryFloor}: the corpus parts are estimates from measured object
+ * sizes (64 B a document, 120 B a chunk, a byte a resident code unit), where the rankings' part is the plan's own.
+ * `validate` and `run` emit it once the plan names its chunkings (src/run/front.ts).
+ */
+export function corpusFloorWarning(
+  configurations: number,
+  scoredQuestions: number,
+  dense: boolean,
+  limitBytes: number,
+  corpus: CorpusResidence,
+): string | undefined {
+  const floor = memoryFloor(configurations, scoredQuestions, dense, limitBytes, corpus);
+  if (floor.totalBytes <= limitBytes) return undefined;
+  return (
+    `limits.memory (${formatSize(limitBytes)}) is below the plan's estimated resident memory of ${formatSize(floor.totalBytes)}: ` +
+    `rankings ${formatSize(floor.rankingsBytes)}` +
+    (floor.denseBytes > 0 ? ` + the dense search's shard buffer ${formatSize(floor.denseBytes)}` : '') +
+    ` + ${corpus.documents} documents ${formatSize(floor.documentsBytes ?? 0)}${corpus.residentTextUnits > 0 ? ' (texts in memory)' : ' (texts in a file)'}` +
+    ` + ${corpus.chunkings} chunking(s) × ${corpus.documentsWithText} documents with text × ${BYTES_PER_CHUNK} B of chunks ${formatSize(floor.chunksBytes ?? 0)}; ` +
+    `the sweep may use more than the limit: raise limits.memory to at least ${formatSize(floor.totalBytes)}, or use fewer chunkings or a smaller corpus (dataset.sample)`
+  );
 }

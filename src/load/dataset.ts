@@ -10,12 +10,13 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import type { Dataset, Doc, Question } from '../types.js';
-import { loadBeir } from './beir.js';
+import { loadBeir, type TextStorePlacement } from './beir.js';
 import { READ_EXTENSIONS, scanDocumentFolder, type DocumentFolderScan } from './documents.js';
 import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
 import { fingerprintDataset } from './fingerprint.js';
+import { textStoreOf } from './text-store.js';
 
 export { fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
 
@@ -51,6 +52,13 @@ export interface DatasetSpec {
 export interface LoadDatasetOptions {
   /** Folder that relative `spec.path` values resolve against; default the process's working directory. */
   baseDir?: string;
+  /**
+   * Where the documents' texts go when the corpus is large (BEIR layout; see `LoadBeirOptions.textStore`): a corpus
+   * file above `residentBytes` is loaded into a text store in `dir` and `docs` are `StoredDoc`s
+   * (src/load/text-store.ts; remove it with `textStoreOf(dataset.docs)?.remove()`). The folder layout stays in memory.
+   * Default: in memory.
+   */
+  textStore?: TextStorePlacement;
 }
 
 const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
@@ -68,7 +76,13 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
 export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = {}): Promise<Dataset> {
   if (spec.sample !== undefined) checkSample(spec.sample);
   const full = await loadFull(spec, opts);
-  return spec.sample === undefined ? full : sampleDataset(full, spec.sample).dataset;
+  if (spec.sample === undefined) return full;
+  try {
+    return sampleDataset(full, spec.sample).dataset;
+  } catch (e) {
+    textStoreOf(full.docs)?.remove();
+    throw e;
+  }
 }
 
 function checkSample(s: SampleSpec): void {
@@ -108,7 +122,7 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
 
   if (await isFile(path.join(root, 'corpus.jsonl'))) {
     const split = spec.split ?? 'test';
-    const { docs, questions, warnings } = await loadBeir(root, split, { labels });
+    const { docs, questions, warnings } = await loadBeir(root, split, { labels, ...(opts.textStore === undefined ? {} : { textStore: opts.textStore }) });
     return { name, root, layout: 'beir', split, docs, questions, fingerprint: fingerprintDataset(docs, questions), warnings };
   }
 

@@ -53,6 +53,7 @@ import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js
 import type { Chunk, Hit } from '../types.js';
 import { compareByRule, compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
 import { KEYWORD_ANALYSER, keywordTokens } from './tokenize.js';
+import { textLength as textLengthOf } from '../load/text-store.js';
 
 const require = createRequire(import.meta.url);
 
@@ -531,7 +532,7 @@ function estimatePostings(chars: number): number {
 
 function textLength(chunks: readonly Chunk[]): number {
   let chars = 0;
-  for (const c of chunks) chars += c.text.length;
+  for (const c of chunks) chars += textLengthOf(c);
   return chars;
 }
 

@@ -26,7 +26,12 @@ export interface RetrievedHit {
   score: number;
 }
 
-/** What a retriever factory receives. Read-only: a retriever must not change these arrays. */
+/**
+ * What a retriever factory receives. Read-only: a retriever must not change these arrays. When the corpus is larger
+ * than `limits.memory`'s document share, documents and chunks read their `text` from a file on each access (a getter
+ * on the object, src/load/text-store.ts): read `text` (or `JSON.stringify` the object) rather than spreading or
+ * structured-cloning the objects, which copies own properties only and loses the text.
+ */
 export interface RetrieverContext {
   /** Every document of the dataset, sorted by id. */
   documents: readonly Doc[];

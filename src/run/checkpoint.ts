@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
 import { describeShort, rankingListsProblem } from './verify.js';
 import { removeDeadTemporaries, writeThenRename } from '../store/temp.js';
+import { chunkOf, textLength } from '../load/text-store.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
@@ -249,8 +250,8 @@ export class CheckpointStore {
         const doc = docs[f[o]];
         const start = f[o + 2];
         const end = f[o + 3];
-        if (!doc || start < 0 || end < start || end > doc.text.length || f[o + 1] < 0 || f[o + 4] < 0) throw new Error(`chunk ${i + 1} is inconsistent with the documents`);
-        chunks[i] = { id: `${doc.id}#${f[o + 1]}`, docId: doc.id, ordinal: f[o + 1], text: doc.text.slice(start, end), start, end, tokens: f[o + 4] };
+        if (!doc || start < 0 || end < start || end > textLength(doc) || f[o + 1] < 0 || f[o + 4] < 0) throw new Error(`chunk ${i + 1} is inconsistent with the documents`);
+        chunks[i] = chunkOf(doc, f[o + 1], start, end, f[o + 4]);
       }
       return chunks;
     } catch (e) {

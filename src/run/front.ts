@@ -15,7 +15,9 @@ import type { Dataset, Question } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { checkModelsForDenseModes } from '../config/schema.js';
 import { checkGridSize } from '../config/limits.js';
-import { checkMemoryFloor, DEFAULT_MEMORY_BYTES } from '../config/memory.js';
+import { checkMemoryFloor, corpusFloorWarning, DEFAULT_MEMORY_BYTES, memoryShares, type CorpusResidence } from '../config/memory.js';
+import { textLength, textStoreOf } from '../load/text-store.js';
+import { removeDeadTemporaries } from '../store/temp.js';
 import { loadDataset } from '../load/dataset.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import type { EmbeddingSpec } from '../embed/spec.js';
@@ -58,6 +60,12 @@ export interface Front {
   plan: Plan;
   /** Seconds the dataset took to load. */
   loadSeconds: number;
+  /**
+   * Removes the documents' text store (src/load/text-store.ts) when the front half loaded the dataset into one; a
+   * dataset passed in `options.dataset` is the caller's and is left alone. Idempotent. Call it when the documents are
+   * no longer read (the sweep does when it ends).
+   */
+  release: () => void;
 }
 
 /** A minimal resolved spec for a provider passed as an object (its own prefixes and pooling apply inside it). */
@@ -106,18 +114,59 @@ export async function prepareSweep(inputConfig: SweepConfig, options: FrontOptio
   const t = performance.now();
   const dataset = options.dataset ?? (await loadWithHeartbeat(config, emit));
   const loadSeconds = (performance.now() - t) / 1000;
+  const owned = options.dataset === undefined ? textStoreOf(dataset.docs) : undefined;
+  const release = (): void => owned?.remove();
+  try {
+    return { ...(await checkAndPlan(config, dataset, options, objectProviders, objectRetrievers, configurations, warn)), loadSeconds, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/** The front half after the load: questions, the memory floor, models, retriever modules, runs, the plan. */
+async function checkAndPlan(
+  config: SweepConfig,
+  dataset: Dataset,
+  options: FrontOptions,
+  objectProviders: Map<string, EmbeddingProvider>,
+  objectRetrievers: Map<string, RetrieverEntry>,
+  configurations: number,
+  warn: (message: string) => void,
+): Promise<Omit<Front, 'loadSeconds' | 'release'>> {
   for (const w of dataset.warnings) warn(w);
   // QUESTIONS_INVALID when no question can be scored.
   const { scored, excluded } = scorableQuestions(dataset, config.level, config.relevanceThreshold);
   const excludedMsg = excludedWarning(excluded);
   if (excludedMsg) warn(excludedMsg);
   // issue 25: a plan whose rankings (and the dense search's one shard buffer) alone exceed limits.memory is refused.
-  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), config.limits?.memory ?? DEFAULT_MEMORY_BYTES, config.configFile);
+  const limit = config.limits?.memory ?? DEFAULT_MEMORY_BYTES;
+  checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), limit, config.configFile);
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
   const runs = loadRuns(config, scored, new Set(dataset.docs.map((d) => d.id)), warn);
   const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
-  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan, loadSeconds };
+  // ... and one whose corpus adds what stays resident beyond it (documents, chunk objects: estimates) is warned about.
+  const corpusWarning = corpusFloorWarning(configurations, scored.length, needsEmbeddings(config), limit, corpusResidence(dataset, plan));
+  if (corpusWarning !== undefined) warn(corpusWarning);
+  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan };
+}
+
+/**
+ * What of `dataset`'s corpus stays resident for `plan` (the memory floor's corpus part, src/config/memory.ts): its
+ * documents, those with text (no text read: lengths come from the store's index), the code units of texts held in
+ * memory (0 when they are in a text store) and the plan's chunking units.
+ */
+export function corpusResidence(dataset: Dataset, plan: Plan): CorpusResidence {
+  const stored = textStoreOf(dataset.docs) !== undefined;
+  let withText = 0;
+  let units = 0;
+  for (const d of dataset.docs) {
+    const n = textLength(d);
+    if (n > 0) withText++;
+    units += n;
+  }
+  return { documents: dataset.docs.length, documentsWithText: withText, residentTextUnits: stored ? 0 : units, chunkings: plan.units.filter((u) => u.kind === 'chunking').length };
 }
 
 /**
@@ -132,8 +181,15 @@ async function loadWithHeartbeat(config: SweepConfig, emit: (e: SweepEvent) => v
   return heartbeat.run('load', 'the dataset files', () => loadConfigDataset(config));
 }
 
-/** Loads the config's dataset as the sweep does: every dataset option, relative paths against the config's folder. */
+/**
+ * Loads the config's dataset as the sweep does: every dataset option, relative paths against the config's folder.
+ * A corpus larger than `limits.memory`'s document share (`documentResidentBytes`, L/8) goes to a text store in
+ * `<cacheDir>/texts/` (src/load/text-store.ts); the caller removes it (`textStoreOf(dataset.docs)?.remove()`).
+ */
 export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
+  const texts = path.join(path.resolve(config.cacheDir), 'texts');
+  // A killed run's text store is removed by every run, not only by one that opens a store of its own.
+  removeDeadTemporaries(texts);
   return loadDataset(
     {
       path: config.dataset.path,
@@ -144,7 +200,13 @@ export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {
       ...(config.dataset.sample !== undefined ? { sample: config.dataset.sample } : {}),
     },
     // Relative dataset paths resolve against the config file's folder (errors then name both).
-    { baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd() },
+    {
+      baseDir: config.configFile ? path.dirname(config.configFile) : process.cwd(),
+      textStore: {
+        dir: texts,
+        residentBytes: memoryShares(config.limits?.memory ?? DEFAULT_MEMORY_BYTES).documentResidentBytes,
+      },
+    },
   );
 }
 

@@ -3,7 +3,9 @@
  * with which models, packages and parameters. Pure over its arguments apart from package versions read from
  * node_modules and the run files' hashes.
  */
-import type { ConfigSpec } from '../types.js';
+import type { ConfigSpec, Doc } from '../types.js';
+import { DEFAULT_MEMORY_BYTES, memoryShares } from '../config/memory.js';
+import { textStoreOf } from '../load/text-store.js';
 import type { SweepConfig } from '../config/schema.js';
 import { TIE_RULE } from '../retrieve/rank.js';
 import { packageVersion } from '../embed/packages.js';
@@ -106,6 +108,7 @@ export function sweepManifest(m: ManifestInputs): Record<string, unknown> {
       corpus: plan.corpusFingerprint,
       sample: dataset.sample ?? null,
       docs: dataset.docs.length,
+      documents: documentStorage(dataset.docs, config.limits?.memory ?? DEFAULT_MEMORY_BYTES),
       questions: dataset.questions.length,
       scored: m.front.scored.length,
       excluded: m.front.excluded.length,
@@ -146,4 +149,15 @@ export function sweepManifest(m: ManifestInputs): Record<string, unknown> {
     warnings: m.warnings,
     timings: m.timings,
   };
+}
+
+/**
+ * Where the documents' texts lived (issue 25 item 1): `storage` `memory`, or `file` when the corpus was larger than
+ * `limits.memory`'s document share and was loaded into a text store (src/load/text-store.ts); `file_bytes` the store
+ * file's size (latin1 texts one byte a code unit, UTF-16 ones two; null in memory); `share_bytes` the share
+ * (`documentResidentBytes`, L/8).
+ */
+export function documentStorage(docs: readonly Doc[], limitBytes: number): { storage: 'memory' | 'file'; file_bytes: number | null; share_bytes: number } {
+  const store = textStoreOf(docs);
+  return { storage: store === undefined ? 'memory' : 'file', file_bytes: store?.byteLength ?? null, share_bytes: memoryShares(limitBytes).documentResidentBytes };
 }

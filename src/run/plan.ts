@@ -16,7 +16,7 @@ import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
 import type { Dataset, Level } from '../types.js';
 import type { Plan, UnitKind } from '../plan/graph.js';
-import { prepareSweep } from './front.js';
+import { corpusResidence, prepareSweep, type Front } from './front.js';
 import { UNIT_KINDS } from './units/index.js';
 
 /** Planned memory per configuration and scored question, bytes (the grid guard's figure; src/config/memory.ts). */
@@ -129,6 +129,15 @@ export async function planSweep(inputConfig: SweepConfig, options: PlanOptions =
       if (e.kind === 'warning') warnings.push(e.message);
     },
   });
+  try {
+    return planFrom(front, warnings);
+  } finally {
+    front.release(); // the documents' text store, when the corpus was loaded into one
+  }
+}
+
+/** {@link planSweep} after the front half. */
+function planFrom(front: Front, warnings: string[]): SweepPlan {
   const { config, dataset, scored, excluded, plan: graph } = front;
   // The grid is the plan's: `run` executes these units and scores these rows (src/plan/graph.ts).
   const grid = graph.rows.map((r) => r.spec);
@@ -215,7 +224,7 @@ export async function planSweep(inputConfig: SweepConfig, options: PlanOptions =
     plannedMemoryBytes: grid.length * scored.length * BYTES_PER_CONFIGURATION_QUESTION,
     memory: {
       limitBytes: config.limits?.memory ?? DEFAULT_MEMORY_BYTES,
-      floorBytes: memoryFloor(grid.length, scored.length, embeddingUnits.length > 0, config.limits?.memory ?? DEFAULT_MEMORY_BYTES).totalBytes,
+      floorBytes: memoryFloor(grid.length, scored.length, embeddingUnits.length > 0, config.limits?.memory ?? DEFAULT_MEMORY_BYTES, corpusResidence(dataset, graph)).totalBytes,
     },
     warnings,
     graph,

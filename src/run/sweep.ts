@@ -23,7 +23,7 @@ import { failedWarning } from '../report/warnings.js';
 import { selectRows, unitsFor, type Plan, type PlanUnit } from '../plan/graph.js';
 import { CheckpointStore } from './checkpoint.js';
 import { cacheDamageWarning } from './verify.js';
-import { prepareSweep, type FrontOptions } from './front.js';
+import { prepareSweep, type Front, type FrontOptions } from './front.js';
 import { executePlan } from './execute.js';
 import { UNIT_KINDS } from './units/index.js';
 import type { Scored } from './units/scoring.js';
@@ -74,6 +74,25 @@ export async function runSweep(inputConfig: SweepConfig, options: SweepOptions =
 
   // 1. Load and plan (the front half `validate` shares).
   const front = await prepareSweep(inputConfig, { ...options, onEvent: emit });
+  try {
+    return await executeAndScore(front, options, emit, warn, warnings, createdAt, tStart, signal);
+  } finally {
+    // The documents' text store (a corpus above limits.memory's document share) is removed once nothing reads it.
+    front.release();
+  }
+}
+
+/** The sweep after its front half: execute the plan's units, score, and build the result and manifest. */
+async function executeAndScore(
+  front: Front,
+  options: SweepOptions,
+  emit: (e: SweepEvent) => void,
+  warn: (message: string) => void,
+  warnings: string[],
+  createdAt: string,
+  tStart: number,
+  signal: AbortSignal,
+): Promise<{ result: SweepResult; timings: Record<string, number>; units: string[] }> {
   const { config, plan } = front;
   // 2. The rows to score (`run --only GLOB` keeps some) and the units they need; depths stay the whole plan's.
   const { rows, units, leftOut } = selection(plan, options.only, warn);

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
-import { checkMemoryFloor, memoryFloor, memoryShares, parseByteSize } from '../../src/config/memory.js';
+import { checkMemoryFloor, corpusFloorWarning, memoryFloor, memoryShares, parseByteSize } from '../../src/config/memory.js';
 import { parseConfig } from '../../src/config/schema.js';
 
 const GiB = 1024 ** 3;
@@ -27,13 +27,15 @@ describe('parseByteSize: bytes, or <number><unit> in powers of 1024', () => {
 });
 
 describe('memoryShares', () => {
-  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB', () => {
+  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB, an eighth (1.5 GiB) to the documents', () => {
     expect(memoryShares(12 * GiB)).toEqual({
       limitBytes: 12 * GiB,
       denseResidentBytes: (12 * GiB) / 4,
       denseShardBytes: 16 * MiB,
       bm25BuildBytes: (12 * GiB) / 4,
+      documentResidentBytes: 1.5 * GiB,
     });
+    expect(memoryShares(2 * MiB + 7).documentResidentBytes).toBe(Math.floor((2 * MiB + 7) / 8)); // 262,144
   });
 
   it('the shard buffer is clamped to [64 KiB, 16 MiB]', () => {
@@ -80,6 +82,38 @@ describe('the memory floor', () => {
     expect(he.message).toContain('1000 configurations × 300 scored questions × 4 KB of rankings');
     expect(he.message).toContain("the dense search's shard buffer (16 MiB)");
     expect(he.remedy).toContain(`raise limits.memory to at least ${(floor / GiB).toFixed(2)} GiB`);
+  });
+
+  it('with a corpus: documents × 64 B + resident texts (a byte a code unit) + chunkings × documents with text × 120 B', () => {
+    const corpus = { documents: 1000, documentsWithText: 990, residentTextUnits: 500_000, chunkings: 2 };
+    // 6 × 300 × 4096 = 7,372,800; 1000 × 64 + 500,000 = 564,000; 2 × 990 × 120 = 237,600
+    expect(memoryFloor(6, 300, false, 12 * GiB, corpus)).toEqual({
+      rankingsBytes: 7_372_800,
+      denseBytes: 0,
+      documentsBytes: 564_000,
+      chunksBytes: 237_600,
+      totalBytes: 7_372_800 + 564_000 + 237_600,
+    });
+    // texts in a store: only the ids and objects stay (1000 × 64)
+    expect(memoryFloor(6, 300, false, 12 * GiB, { ...corpus, residentTextUnits: 0 }).documentsBytes).toBe(64_000);
+    // 8,174,400 bytes fit 8 MiB (8,388,608); ten chunkings add 8 × 990 × 120 = 950,400 more and do not
+    expect(checkMemoryFloor(6, 300, false, 8 * MiB, undefined, corpus).totalBytes).toBe(8_174_400);
+    let e: unknown;
+    try {
+      checkMemoryFloor(6, 300, false, 8 * MiB, undefined, { ...corpus, chunkings: 10 });
+    } catch (x) {
+      e = x;
+    }
+    expect(isHarnessError(e, 'CONFIG_INVALID')).toBe(true);
+    // 564,000 B = 550.78 KiB; 10 × 990 × 120 = 1,188,000 B = 1.13 MiB
+    expect((e as Error).message).toContain(' + 1000 documents (550.8 KiB, their texts in memory)');
+    expect((e as Error).message).toContain(' + 10 chunking(s) × 990 documents with text × 120 B of chunks (1.1 MiB)');
+    // run and validate warn with the same parts (a warning: the corpus parts are estimates)
+    expect(corpusFloorWarning(6, 300, false, 8 * MiB, corpus)).toBeUndefined();
+    const w = corpusFloorWarning(6, 300, false, 8 * MiB, { ...corpus, chunkings: 10 });
+    // 7,372,800 + 564,000 + 1,188,000 = 9,124,800 B = 8.70 MiB → "8.7 MiB"
+    expect(w).toContain('limits.memory (8 MiB) is below the plan\'s estimated resident memory of 8.7 MiB');
+    expect(w).toContain('+ 1000 documents 550.8 KiB (texts in memory) + 10 chunking(s) × 990 documents with text × 120 B of chunks 1.1 MiB');
   });
 
   it('at the limit exactly it passes and returns the floor', () => {

@@ -87,9 +87,10 @@ export const rerankUnit: UnitKindHandler = {
     const spec = specOf(unit, ctx);
     const depth = unit.params.depth as number;
     const store = await ctx.shared('rerank-cache', async () => RerankCache.open(path.join(path.resolve(ctx.config.cacheDir), 'rerank.sqlite')), async (s) => s.close());
-    const docText = await ctx.shared('document-texts', async () => new Map(ctx.dataset.docs.map((d) => [d.id, d.text])), async () => {});
-    const chunkText = new Map(st.chunks.map((c) => [c.id, c.text]));
-    const textOf = (x: string) => chunkText.get(x) ?? docText.get(x) ?? '';
+    // Objects, not texts: a text is read when a pair needs it (documents in a text store are read from the file then).
+    const docById = await ctx.shared('document-texts', async () => new Map(ctx.dataset.docs.map((d) => [d.id, d])), async () => {});
+    const chunkById = new Map(st.chunks.map((c) => [c.id, c]));
+    const textOf = (x: string) => (chunkById.get(x) ?? docById.get(x))?.text ?? '';
     const out = await rerankLists(shared.reranker, ctx.questionsIn, base.lists, depth, textOf, {
       cache: store,
       concurrency: spec.baseUrl ? spec.concurrency : 1,

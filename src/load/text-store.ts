@@ -1,0 +1,385 @@
+/**
+ * Document texts on disk instead of in memory (issue 25 item 1): a {@link TextStore} appends texts to one file and
+ * reads them back by index with positioned reads, and {@link StoredDoc} / {@link StoredChunk} are a `Doc` and a
+ * `Chunk` whose `text` is read from the store on access. Used when the corpus is larger than its share of
+ * `limits.memory` (`documentResidentBytes` in src/config/memory.ts); the loaders decide before loading, from the corpus
+ * file's size.
+ *
+ * Exactness: a JavaScript string is a sequence of UTF-16 code units and may hold lone surrogates (from `\ud800` JSON
+ * escapes), which UTF-8 cannot carry. Each text is stored as latin1 (one byte a code unit) when every code unit is
+ * below 256, else as UTF-16LE (two bytes a code unit), with a flag per text; both round-trip every string exactly.
+ * Per text the store keeps its byte offset (a `Float64Array`: files pass 4 GB at 10M documents), its length in code
+ * units (`Uint32Array`) and the flag (`Uint8Array`): 13 bytes, in arrays that grow by doubling. Writes are coalesced
+ * in a 1 MiB buffer; reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces).
+ *
+ * File: `<dir>/documents-<n>.txt.tmp-<pid>-<ms>` (src/store/temp.ts's scheme): removed by {@link TextStore.remove}
+ * (the sweep calls it when it ends), by a process `exit` hook for stores still open, and, when a run was killed, by the
+ * next {@link createTextStore} in the same folder (`removeDeadTemporaries`).
+ *
+ * What reads a stored text must not keep the object instead of the text: structured clone (worker threads) and object
+ * spread copy own properties only, so a `StoredDoc` or `StoredChunk` sent to a worker or spread loses its `text`.
+ * Every such path in the tool sends {@link plainDocs} (materialised `{ id, text }` per batch) or the texts themselves;
+ * `JSON.stringify` goes through `toJSON`. Sorting by id never reads a text.
+ */
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
+import type { Chunk, Doc } from '../types.js';
+
+/** Bytes of the write buffer: 1 MiB (a longer text is written directly). */
+const WRITE_BUFFER_BYTES = 2 ** 20;
+/** Default bytes of the read buffer: 64 KiB. */
+export const DEFAULT_READ_BUFFER_BYTES = 64 * 1024;
+/** Texts the index arrays start with (they double when full). */
+const INITIAL_CAPACITY = 1024;
+/** Any code unit at or above 256: the text needs UTF-16LE. */
+const WIDE = /[^\u0000-\u00ff]/;
+
+/** Options of {@link createTextStore}. */
+export interface TextStoreOptions {
+  /** Bytes of the read buffer, an even integer ≥ 2; default {@link DEFAULT_READ_BUFFER_BYTES}. Tests pass tiny values. */
+  readBufferBytes?: number;
+}
+
+/** Stores open in this process, removed at exit if nobody removed them before. */
+const live = new Set<TextStore>();
+let exitHook = false;
+let sequence = 0;
+
+/** Texts appended to one file and read back by index; see the module header. Create with {@link createTextStore}. */
+export class TextStore {
+  /** Absolute path of the file. */
+  readonly path: string;
+  private fd: number | null;
+  private closedBecause: 'closed' | 'removed' | null = null;
+  private offsets = new Float64Array(INITIAL_CAPACITY);
+  private lengths = new Uint32Array(INITIAL_CAPACITY);
+  private wide = new Uint8Array(INITIAL_CAPACITY);
+  private n = 0;
+  /** Bytes in the file plus the write buffer. */
+  private bytes = 0;
+  private readonly pending = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+  private pendingBytes = 0;
+  /** File offset of `pending[0]`. */
+  private pendingAt = 0;
+  private readonly readBuffer: Buffer;
+
+  /** @internal use {@link createTextStore}. */
+  constructor(file: string, fd: number, readBufferBytes: number) {
+    this.path = file;
+    this.fd = fd;
+    this.readBuffer = Buffer.allocUnsafe(readBufferBytes);
+  }
+
+  /** Texts stored. */
+  get size(): number {
+    return this.n;
+  }
+
+  /** Bytes of the file (latin1 texts one byte a code unit, UTF-16LE texts two). */
+  get byteLength(): number {
+    return this.bytes;
+  }
+
+  /** Bytes of memory the index arrays take now (13 bytes a text of capacity), plus the two buffers. */
+  get residentBytes(): number {
+    return this.offsets.byteLength + this.lengths.byteLength + this.wide.byteLength + this.pending.length + this.readBuffer.length;
+  }
+
+  private handle(): number {
+    if (this.fd === null) {
+      throw new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} was ${this.closedBecause ?? 'closed'}; its texts cannot be read any more`, {
+        location: { file: this.path },
+        remedy: 'read documents and chunk texts before the sweep ends (the store is removed with it), or load the dataset again',
+      });
+    }
+    return this.fd;
+  }
+
+  private grow(): void {
+    const cap = this.offsets.length * 2;
+    const o = new Float64Array(cap);
+    o.set(this.offsets);
+    this.offsets = o;
+    const l = new Uint32Array(cap);
+    l.set(this.lengths);
+    this.lengths = l;
+    const w = new Uint8Array(cap);
+    w.set(this.wide);
+    this.wide = w;
+  }
+
+  /**
+   * Appends `text` (any string, lone surrogates included) and returns its index (0, 1, 2, ... in call order).
+   * @throws HarnessError('RESOURCE_UNAVAILABLE') naming the file when it cannot be written (a full disk) or is closed.
+   */
+  append(text: string): number {
+    const fd = this.handle();
+    if (this.n === this.offsets.length) this.grow();
+    const wide = WIDE.test(text);
+    const size = wide ? 2 * text.length : text.length;
+    const i = this.n;
+    this.offsets[i] = this.bytes;
+    this.lengths[i] = text.length;
+    this.wide[i] = wide ? 1 : 0;
+    if (size > this.pending.length - this.pendingBytes) this.flush();
+    if (size > this.pending.length) writeFully(fd, Buffer.from(text, wide ? 'utf16le' : 'latin1'), this.bytes, this.path);
+    else {
+      if (this.pendingBytes === 0) this.pendingAt = this.bytes;
+      this.pending.write(text, this.pendingBytes, size, wide ? 'utf16le' : 'latin1');
+      this.pendingBytes += size;
+    }
+    this.bytes += size;
+    this.n++;
+    return i;
+  }
+
+  /** Writes the buffered texts to the file. */
+  flush(): void {
+    if (this.pendingBytes === 0) return;
+    writeFully(this.handle(), this.pending.subarray(0, this.pendingBytes), this.pendingAt, this.path);
+    this.pendingBytes = 0;
+  }
+
+  private check(i: number): void {
+    if (!Number.isInteger(i) || i < 0 || i >= this.n) throw new RangeError(`text store ${this.path}: text ${i} outside [0, ${this.n})`);
+  }
+
+  /** Length of text i in UTF-16 code units (`text.length`), without reading it. */
+  lengthOf(i: number): number {
+    this.check(i);
+    return this.lengths[i];
+  }
+
+  /** True when text i is stored as UTF-16LE (a code unit ≥ 256), false for latin1. */
+  isWide(i: number): boolean {
+    this.check(i);
+    return this.wide[i] === 1;
+  }
+
+  /** Text i, exactly as appended. */
+  get(i: number): string {
+    this.check(i);
+    return this.slice(i, 0, this.lengths[i]);
+  }
+
+  /**
+   * `get(i).slice(start, end)` without reading the rest of the text: code units [start, end) of text i, with
+   * 0 ≤ start ≤ end ≤ `lengthOf(i)` (else RangeError).
+   * @throws HarnessError('RESOURCE_UNAVAILABLE') naming the file when it is closed, or shorter than expected.
+   */
+  slice(i: number, start: number, end: number): string {
+    this.check(i);
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start || end > this.lengths[i]) {
+      throw new RangeError(`text store ${this.path}: range [${start}, ${end}) outside text ${i} of length ${this.lengths[i]}`);
+    }
+    const fd = this.handle();
+    if (start === end) return '';
+    if (this.pendingBytes > 0) this.flush();
+    const unit = this.wide[i] === 1 ? 2 : 1;
+    const encoding = unit === 2 ? 'utf16le' : 'latin1';
+    let at = this.offsets[i] + start * unit;
+    let left = (end - start) * unit;
+    // pieces of whole code units: the buffer's length rounded down to an even number of bytes
+    const piece = this.readBuffer.length - (this.readBuffer.length % 2);
+    const parts: string[] = [];
+    while (left > 0) {
+      const want = Math.min(left, piece);
+      this.readExactly(fd, want, at);
+      parts.push(this.readBuffer.toString(encoding, 0, want));
+      at += want;
+      left -= want;
+    }
+    return parts.length === 1 ? parts[0] : parts.join('');
+  }
+
+  private readExactly(fd: number, want: number, at: number): void {
+    let done = 0;
+    while (done < want) {
+      const got = readSync(fd, this.readBuffer, done, want - done, at + done);
+      if (got === 0) {
+        throw new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} ended at byte ${at + done}, expected ${this.bytes}`, {
+          location: { file: this.path },
+          remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
+        });
+      }
+      done += got;
+    }
+  }
+
+  /** Flushes and closes the file (idempotent); reads then throw. The file stays until {@link TextStore.remove}. */
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+      this.fd = null;
+      this.closedBecause ??= 'closed';
+    }
+  }
+
+  /** Closes (dropping unwritten texts) and deletes the file. Idempotent; never throws. */
+  remove(): void {
+    this.pendingBytes = 0;
+    try {
+      if (this.fd !== null) closeSync(this.fd);
+    } catch {
+      /* already closed */
+    }
+    this.fd = null;
+    this.closedBecause = 'removed';
+    live.delete(this);
+    try {
+      rmSync(this.path, { force: true });
+    } catch {
+      /* left for the next run's sweep of dead temporaries */
+    }
+  }
+}
+
+function writeFully(fd: number, bytes: Uint8Array, position: number, file: string): void {
+  let done = 0;
+  try {
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+  } catch (e) {
+    throw new HarnessError('RESOURCE_UNAVAILABLE', `cannot write document texts to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+      location: { file },
+      remedy: 'free disk space in the cache folder (the store takes about the corpus file\'s size), or raise limits.memory so the documents stay in memory',
+      cause: e,
+    });
+  }
+}
+
+/**
+ * Creates an empty store in `dir` (created when missing), first removing the text stores killed runs left there.
+ * @throws HarnessError('RESOURCE_UNAVAILABLE') naming the file when it cannot be created; RangeError for a read buffer
+ *   that is not an even integer ≥ 2.
+ */
+export function createTextStore(dir: string, options: TextStoreOptions = {}): TextStore {
+  const readBufferBytes = options.readBufferBytes ?? DEFAULT_READ_BUFFER_BYTES;
+  if (!Number.isInteger(readBufferBytes) || readBufferBytes < 2 || readBufferBytes % 2 !== 0) {
+    throw new RangeError(`text store: readBufferBytes (${readBufferBytes}) must be an even integer >= 2`);
+  }
+  removeDeadTemporaries(dir);
+  const file = tempPathFor(path.join(path.resolve(dir), `documents-${++sequence}.txt`));
+  let fd: number;
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    fd = openSync(file, 'w+');
+  } catch (e) {
+    throw new HarnessError('RESOURCE_UNAVAILABLE', `cannot create the document text store ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+      location: { file },
+      remedy: 'check that the cache folder is writable and has room for the corpus, or raise limits.memory so the documents stay in memory',
+      cause: e,
+    });
+  }
+  const store = new TextStore(file, fd, readBufferBytes);
+  live.add(store);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const s of [...live]) s.remove();
+    });
+  }
+  return store;
+}
+
+/**
+ * A document whose text lives in a {@link TextStore}: `text` reads it on each access (keep the string, not the
+ * object, when it is needed twice). `id` is held in memory. `JSON.stringify` gives `{ id, text }`.
+ */
+export class StoredDoc implements Doc {
+  constructor(
+    /** The document id. */
+    readonly id: string,
+    /** The store holding the text. */
+    readonly store: TextStore,
+    /** Index of the text in the store. */
+    readonly index: number,
+  ) {}
+
+  /** The text, read from the store. */
+  get text(): string {
+    return this.store.get(this.index);
+  }
+
+  /** `text.length` (code units) without reading the text. */
+  get textLength(): number {
+    return this.store.lengthOf(this.index);
+  }
+
+  toJSON(): Doc {
+    return { id: this.id, text: this.text };
+  }
+}
+
+/**
+ * A chunk of a {@link StoredDoc}: `text` is `doc.text.slice(start, end)` read from the store (only those code units)
+ * on each access. The other fields are held in memory. `JSON.stringify` gives the plain chunk.
+ */
+export class StoredChunk implements Chunk {
+  constructor(
+    readonly id: string,
+    readonly docId: string,
+    readonly ordinal: number,
+    readonly start: number,
+    readonly end: number,
+    readonly tokens: number,
+    /** The chunk's document. */
+    readonly doc: StoredDoc,
+  ) {}
+
+  /** The chunk's text, read from the store. */
+  get text(): string {
+    return this.doc.store.slice(this.doc.index, this.start, this.end);
+  }
+
+  /** `text.length` (code units, end − start) without reading the text. */
+  get textLength(): number {
+    return this.end - this.start;
+  }
+
+  toJSON(): Chunk {
+    return { id: this.id, docId: this.docId, ordinal: this.ordinal, text: this.text, start: this.start, end: this.end, tokens: this.tokens };
+  }
+}
+
+/** `item.text.length` (UTF-16 code units), without reading a stored text from disk. */
+export function textLength(item: { readonly text: string }): number {
+  return item instanceof StoredDoc || item instanceof StoredChunk ? item.textLength : item.text.length;
+}
+
+/**
+ * Plain `{ id, text }` copies of `docs[from .. to)` (default: all), texts read once each: what may cross a thread
+ * boundary (structured clone drops a {@link StoredDoc}'s `text`). Resident documents are returned as they are.
+ */
+export function plainDocs(docs: readonly Doc[], from = 0, to = docs.length): Doc[] {
+  const out = new Array<Doc>(to - from);
+  for (let i = from; i < to; i++) {
+    const d = docs[i];
+    out[i - from] = d instanceof StoredDoc ? { id: d.id, text: d.text } : d;
+  }
+  return out;
+}
+
+/**
+ * The chunk `[start, end)` (code units) of `doc`, ordinal `ordinal`, `tokens` tokens: a {@link StoredChunk} for a
+ * stored document, else a plain chunk whose text is `doc.text.slice(start, end)` (a V8 slice sharing the document's
+ * characters, decision 37). Id `<docId>#<ordinal>`.
+ */
+export function chunkOf(doc: Doc, ordinal: number, start: number, end: number, tokens: number): Chunk {
+  if (doc instanceof StoredDoc) return new StoredChunk(`${doc.id}#${ordinal}`, doc.id, ordinal, start, end, tokens, doc);
+  return { id: `${doc.id}#${ordinal}`, docId: doc.id, ordinal, text: doc.text.slice(start, end), start, end, tokens };
+}
+
+/** True when any of `docs` lives in a text store (the loaders store all documents or none). */
+export function isStored(docs: readonly Doc[]): boolean {
+  return docs.length > 0 && docs[0] instanceof StoredDoc;
+}
+
+/** The store `docs` live in, or undefined when they are resident (the loaders store all documents or none). */
+export function textStoreOf(docs: readonly Doc[]): TextStore | undefined {
+  return isStored(docs) ? (docs[0] as StoredDoc).store : undefined;
+}
