@@ -104,7 +104,7 @@ async function executeAndScore(
   const base = {
     ...front,
     questionsIn: front.scored.map((q) => ({ id: q.id, text: q.text })),
-    docIds: new Set(front.dataset.docs.map((d) => d.id)),
+    docIds: new Map(front.dataset.docs.map((d, i) => [d.id, i])),
     rows,
     store,
     embeddingCache: () => (cache ??= EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite'))),

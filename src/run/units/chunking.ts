@@ -9,6 +9,7 @@ import type { Chunk, Question } from '../../types.js';
 import type { SweepConfig } from '../../config/schema.js';
 import type { PlanUnit } from '../../plan/graph.js';
 import { chunkDocumentsParallel } from '../../chunk/parallel.js';
+import { chunkDocMap } from '../chunk-ids.js';
 import { progressFromZero, type ChunkingStage, type UnitContext, type UnitKindHandler, type UnitResult } from './types.js';
 
 /** `chunking:none` → `none`. */
@@ -16,9 +17,7 @@ const keyOf = (unit: PlanUnit) => unit.id.slice('chunking:'.length);
 const specOf = (unit: PlanUnit) => ({ size: unit.params.size as number | null, overlap: unit.params.overlap as number });
 
 function stageOf(unit: PlanUnit, chunks: Chunk[], seconds: number, ctx: UnitContext): ChunkingStage {
-  const docOf = new Map<string, string>();
-  for (const d of ctx.dataset.docs) docOf.set(d.id, d.id);
-  for (const c of chunks) docOf.set(c.id, c.docId);
+  const docOf = chunkDocMap(ctx.docIds, chunks);
   reportUnanswerable(keyOf(unit), chunks, ctx.scored, ctx.config, (m) => ctx.warn(m));
   return { spec: specOf(unit), key: keyOf(unit), chunks, docOf, seconds };
 }

@@ -22,13 +22,13 @@ export function chunkingOf(unit: PlanUnit, inputs: UnitInputs): ChunkingStage {
  * id is kept at the document level.
  */
 export function resolverOf(ctx: UnitContext, st: ChunkingStage, allowUnknown = false): (id: string) => string | null {
-  const chunkIds = new Set(st.chunks.map((c) => c.id));
+  const docOf = st.docOf;
   const whole = st.spec.size === null;
   const level = ctx.config.level;
   return (id: string): string | null => {
-    if (chunkIds.has(id)) return id;
+    if (docOf.isChunk(id)) return id;
     if (ctx.docIds.has(id)) {
-      if (whole && chunkIds.has(`${id}#0`)) return `${id}#0`;
+      if (whole && docOf.isChunk(`${id}#0`)) return `${id}#0`;
       return level === 'document' ? id : null;
     }
     return allowUnknown && level === 'document' ? id : null;

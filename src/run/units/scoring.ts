@@ -17,6 +17,7 @@ import { annRecall } from '../../retrieve/lancedb.js';
 import { errorText } from '../inputs.js';
 import { exactListsOf } from './dense.js';
 import type { ChunkingStage, Lists, RankingValue, UnitKindHandler } from './types.js';
+import { chunkDocMap } from '../chunk-ids.js';
 
 /** A ranking unit's lists, or why it failed. */
 type Ranking = RankingValue | { error: string };
@@ -49,7 +50,7 @@ export const scoringUnit: UnitKindHandler = {
       if (u.kind === 'chunking') {
         const key = u.id.slice('chunking:'.length);
         const spec = { size: u.params.size as number | null, overlap: u.params.overlap as number };
-        stages.set(key, 'value' in r ? (r.value as ChunkingStage) : { spec, key, chunks: [], docOf: new Map(), seconds: 0, error: r.error });
+        stages.set(key, 'value' in r ? (r.value as ChunkingStage) : { spec, key, chunks: [], docOf: chunkDocMap(new Map(), []), seconds: 0, error: r.error });
       } else if (u.kind !== 'embedding' && u.kind !== 'scoring') {
         rankings.set(u.id, 'value' in r ? (r.value as RankingValue) : { error: r.error });
         // ANN error (issue 12 §6): an ivf_pq unit is measured against the exact lists of the same model and chunking.

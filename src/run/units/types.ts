@@ -17,6 +17,7 @@ import type { EmbeddingCache } from '../../embed/cache.js';
 import type { CheckpointStore } from '../checkpoint.js';
 import type { UnitWatch } from '../stall.js';
 import type { LoadedRun, RetrieverEntry } from '../inputs.js';
+import type { ChunkDocMap } from '../chunk-ids.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -51,8 +52,11 @@ export interface ChunkingStage {
   /** `none` or `cs<size>-ov<overlap>`. */
   key: string;
   chunks: Chunk[];
-  /** Chunk id → document id, plus document id → itself (retrievers may return document ids). */
-  docOf: Map<string, string>;
+  /**
+   * Chunk id → document id, plus document id → itself (retrievers may return document ids); see
+   * src/run/chunk-ids.ts (no entry per chunk: 4 bytes a document).
+   */
+  docOf: ChunkDocMap;
   /** Seconds the chunking took (or its checkpoint's read). */
   seconds: number;
   error?: string;
@@ -105,7 +109,8 @@ export interface UnitContext {
   /** The questions scored at the config's level, in dataset order; every ranking has one list per question. */
   scored: Question[];
   questionsIn: RetrieverQuestion[];
-  docIds: Set<string>;
+  /** Document id → its index in `dataset.docs` (`has` is the membership test). */
+  docIds: ReadonlyMap<string, number>;
   plan: Plan;
   /** The rows this run scores (`run --only` keeps some of the plan's), in plan order. */
   rows: ConfigSpec[];
