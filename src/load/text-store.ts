@@ -21,9 +21,10 @@
  * Every such path in the tool sends {@link plainDocs} (materialised `{ id, text }` per batch) or the texts themselves;
  * `JSON.stringify` goes through `toJSON`. Sorting by id never reads a text.
  */
-import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
+import { discardFile, readFullyAt, writeFullyAt } from '../store/positioned-io.js';
 import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import type { Chunk, Doc } from '../types.js';
 
@@ -195,17 +196,11 @@ export class TextStore {
   }
 
   private readExactly(fd: number, want: number, at: number): void {
-    let done = 0;
-    while (done < want) {
-      const got = readSync(fd, this.readBuffer, done, want - done, at + done);
-      if (got === 0) {
-        throw new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} ended at byte ${at + done}, expected ${this.bytes}`, {
-          location: { file: this.path },
-          remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
-        });
-      }
-      done += got;
-    }
+    readFullyAt(fd, this.readBuffer, 0, want, at, (end) =>
+      new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} ended at byte ${end}, expected ${this.bytes}`, {
+        location: { file: this.path },
+        remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
+      }));
   }
 
   /** Flushes and closes the file (idempotent); reads then throw. The file stays until {@link TextStore.remove}. */
@@ -223,33 +218,20 @@ export class TextStore {
   /** Closes (dropping unwritten texts) and deletes the file. Idempotent; never throws. */
   remove(): void {
     this.pendingBytes = 0;
-    try {
-      if (this.fd !== null) closeSync(this.fd);
-    } catch {
-      /* already closed */
-    }
+    discardFile(this.fd, this.path);
     this.fd = null;
     this.closedBecause = 'removed';
     live.delete(this);
-    try {
-      rmSync(this.path, { force: true });
-    } catch {
-      /* left for the next run's sweep of dead temporaries */
-    }
   }
 }
 
 function writeFully(fd: number, bytes: Uint8Array, position: number, file: string): void {
-  let done = 0;
-  try {
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-  } catch (e) {
-    throw new HarnessError('RESOURCE_UNAVAILABLE', `cannot write document texts to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+  writeFullyAt(fd, bytes, position, (e) =>
+    new HarnessError('RESOURCE_UNAVAILABLE', `cannot write document texts to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
       location: { file },
       remedy: 'free disk space in the cache folder (the store takes about the corpus file\'s size), or raise limits.memory so the documents stay in memory',
       cause: e,
-    });
-  }
+    }));
 }
 
 /**

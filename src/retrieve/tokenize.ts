@@ -18,19 +18,18 @@
  *    `ought`, contractions such as `it's`, `let's`, … `very`) without its negations (`no`, `nor`, `not`, `isn't`,
  *    `can't`, `cannot`, …), so negations stay searchable. See {@link STOP_WORDS}.
  * 7. Apostrophes: a trailing `'s` is removed, then the remaining apostrophes (`don't` → `dont`, `o'neill` → `oneill`).
- * 8. Terms made only of the letters a–z are stemmed with the Porter2 (Snowball English) stemmer of
- *    wink-porter2-stemmer 2.0.1 (`hours` → `hour`, `bearing` → `bear`). Terms with digits or other scripts are kept as
- *    they are (`204`, `x86`, `lmp204`).
+ * 8. Terms made only of the letters a–z are stemmed with Porter2 (Snowball English; our own, porter2.ts, equal to
+ *    wink-porter2-stemmer 2.0.1 on every a–z word, departures from Snowball included: test/retrieve/porter2.test.ts)
+ *    (`hours` → `hour`, `bearing` → `bear`). Terms with digits or other scripts are kept as they are (`204`, `x86`,
+ *    `lmp204`).
  *
  * Limits: no word segmentation for scripts written without spaces (a run of CJK characters is one term); numbers with
  * separators split at the separator (`3.14` → `3`, `14`, `314`; `1,000` → `1`, `000`).
  */
 import { createRequire } from 'node:module';
+import { porter2 } from './porter2.js';
 
 const require = createRequire(import.meta.url);
-
-/** Porter2 stemmer: lower-case word → stem. */
-const porter2 = require('wink-porter2-stemmer') as (word: string) => string;
 
 /**
  * The English stop words removed by {@link keywordTokens}: wink-nlp-utils 2.1.0 `src/dictionaries/stop_words.json`,
@@ -40,7 +39,11 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   require('wink-nlp-utils/src/dictionaries/stop_words.json') as string[],
 );
 
-/** Version tag of the analyser, recorded in BM25 index params; change it whenever the pipeline above changes. */
+/**
+ * Version tag of the analyser, recorded in BM25 index params and in the plan's keyword unit keys; change it whenever
+ * the pipeline above changes its terms. (It still names wink-porter2-stemmer: our porter2.ts gives the same stems, so
+ * the terms, and indexes and checkpoints keyed by this tag, are unchanged.)
+ */
 export const KEYWORD_ANALYSER =
   'keywordTokens v1: NFKC, lower case, Latin diacritics folded, compounds split on - _ . / plus joined form, ' +
   'wink-nlp-utils stop words, Porter2 (wink-porter2-stemmer) on a-z terms';
@@ -80,7 +83,7 @@ function stripApostrophes(word: string): string {
   return word.replace(/'s$/u, '').replace(/'/gu, '');
 }
 
-/** Distinct words remembered by each memo below before it is cleared (bounds memory). */
+/** Distinct words remembered by the word memo below before it is cleared (bounds memory). */
 const MEMO_LIMIT = 200_000;
 
 /**
@@ -90,18 +93,13 @@ const MEMO_LIMIT = 200_000;
 function detach(s: string): string {
   return s.length < 13 ? s : (' ' + s).slice(1);
 }
-/** Porter2 costs about 4 µs a word; a corpus repeats its words, so stems are memoised (the stemmer is pure). */
-const stemMemo = new Map<string, string>();
-
-/** Stemming (step 8). */
+/**
+ * Stemming (step 8). Not memoised: words reach it through wordMemo's misses (once per distinct word), and our Porter2
+ * (~0.4-0.7 µs a word) costs about what a memo's lookup and insert cost; only compounds' joined forms repeat here
+ * (docs/bm25.md, "Our own Porter2 stemmer").
+ */
 function stemTerm(term: string): string {
-  let stem = stemMemo.get(term);
-  if (stem === undefined) {
-    stem = detach(ASCII_WORD.test(term) ? porter2(term) : term);
-    if (stemMemo.size >= MEMO_LIMIT) stemMemo.clear();
-    stemMemo.set(detach(term), stem);
-  }
-  return stem;
+  return detach(ASCII_WORD.test(term) ? porter2(term) : term);
 }
 
 /** Steps 6–8 for one word of a compound, memoised (a pure function of the word): its term, or '' when dropped. */

@@ -8,8 +8,9 @@
  * The file is created at the path given (callers name it on src/store/temp.ts's `*.tmp-<pid>-<ms>` scheme, so a
  * killed run's file is removed by the next run) and removed by {@link VectorFile.remove}.
  */
-import { closeSync, ftruncateSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync } from 'node:fs';
 import { HarnessError } from '../errors.js';
+import { discardFile, readFullyAt, writeFullyAt } from '../store/positioned-io.js';
 import { strideOf, writeNormalised, type VectorRows } from './vector-matrix.js';
 
 /** Bytes of the write buffer: 1 MiB (or one row, when a row is larger). */
@@ -100,18 +101,11 @@ export class VectorFile implements VectorRows {
     this.flush();
     const bytes = count * this.dp * 4;
     const view = new Uint8Array(into.buffer, into.byteOffset, bytes);
-    const fd = this.handle();
-    let done = 0;
-    while (done < bytes) {
-      const got = readSync(fd, view, done, bytes - done, first * this.dp * 4 + done);
-      if (got === 0) {
-        throw new HarnessError('RETRIEVER_FAILED', `vector file ${this.path} ended at byte ${first * this.dp * 4 + done}, expected ${this.byteLength}`, {
-          location: { file: this.path },
-          remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
-        });
-      }
-      done += got;
-    }
+    readFullyAt(this.handle(), view, 0, bytes, first * this.dp * 4, (end) =>
+      new HarnessError('RETRIEVER_FAILED', `vector file ${this.path} ended at byte ${end}, expected ${this.byteLength}`, {
+        location: { file: this.path },
+        remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
+      }));
   }
 
   /** Flushes and closes the file (idempotent); the file stays on disk until {@link VectorFile.remove}. */
@@ -128,27 +122,18 @@ export class VectorFile implements VectorRows {
   /** Closes (dropping unwritten rows) and deletes the file. Idempotent; never throws. */
   remove(): void {
     this.pendingRows = 0;
-    try {
-      if (this.fd !== null) closeSync(this.fd);
-    } catch {
-      /* already closed */
-    }
+    discardFile(this.fd, this.path);
     this.fd = null;
-    rmSync(this.path, { force: true });
   }
 }
 
 function writeFully(fd: number, bytes: Uint8Array, position: number, file: string): void {
-  let done = 0;
-  try {
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-  } catch (e) {
-    throw new HarnessError('EMBEDDING_FAILED', `cannot write vectors to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+  writeFullyAt(fd, bytes, position, (e) =>
+    new HarnessError('EMBEDDING_FAILED', `cannot write vectors to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
       location: { file },
       remedy: 'free disk space in the cache folder (the file takes 4 · chunks · d bytes), or raise limits.memory so the vectors stay in memory',
       cause: e,
-    });
-  }
+    }));
 }
 
 /**

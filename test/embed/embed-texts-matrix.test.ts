@@ -5,31 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
 import { EmbeddingCache, embeddingCacheKey } from '../../src/embed/cache.js';
 import { embedTexts, embedTextsToMatrices, embedTextsToMatrix } from '../../src/embed/embed-texts.js';
-import { formatCacheKey, type EmbeddingProvider, type EmbedRole } from '../../src/embed/provider.js';
+import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { buildVectorIndex, buildVectorIndexFromMatrix } from '../../src/retrieve/semantic.js';
-
-/** Vector of text t: [t.length, code of the first char, 3]; `poison` makes the model return NaN for one text. */
-class Fake implements EmbeddingProvider {
-  readonly name = 'fake';
-  readonly label = 'fake';
-  readonly dimensions = 3;
-  embedded: string[] = [];
-  constructor(readonly poison?: string) {}
-  cacheKey(role: EmbedRole): string {
-    return formatCacheKey('fake', { role });
-  }
-  async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
-    this.embedded.push(...texts);
-    return texts.map((t) => Float32Array.from([t === this.poison ? Number.NaN : t.length, t.charCodeAt(0) || 0, 3]));
-  }
-  truncatedCount(): number {
-    return 0;
-  }
-  describe(): Record<string, unknown> {
-    return {};
-  }
-  async close(): Promise<void> {}
-}
 
 /** float32(v_j · (1/‖v‖)) with the norm in float64, as VectorMatrix.setRow writes it. */
 const normalised = (v: number[]): number[] => {
@@ -52,7 +29,7 @@ afterEach(() => {
 describe('embedTextsToMatrix writes vectors straight into the index matrix', () => {
   it('row i is texts[i] normalised, duplicates get their own row; stats as embedTexts', async () => {
     const texts = ['ab', 'xyz', 'ab', 'q'];
-    const p = new Fake();
+    const p = new FakeEmbedder();
     const { matrix, stats } = await embedTextsToMatrix(p, texts, 'document', { cache });
     expect(matrix.n).toBe(4);
     expect(matrix.d).toBe(3);
@@ -68,20 +45,20 @@ describe('embedTextsToMatrix writes vectors straight into the index matrix', () 
 
   it('from a warm cache nothing is embedded and the rows are bit-identical to the cold run and to buildVectorIndex', async () => {
     const texts = ['alpha', 'beta', 'gamma', 'beta'];
-    const cold = await embedTextsToMatrix(new Fake(), texts, 'document', { cache });
-    const p = new Fake();
+    const cold = await embedTextsToMatrix(new FakeEmbedder(), texts, 'document', { cache });
+    const p = new FakeEmbedder();
     const warm = await embedTextsToMatrix(p, texts, 'document', { cache });
     expect(p.embedded).toEqual([]);
     expect(warm.stats).toMatchObject({ cacheHits: 3, cacheMisses: 0 });
     for (let i = 0; i < 4; i++) expect(row(warm.matrix, i)).toEqual(row(cold.matrix, i));
-    const { vectors } = await embedTexts(new Fake(), texts, 'document', { cache });
+    const { vectors } = await embedTexts(new FakeEmbedder(), texts, 'document', { cache });
     const ids = ['a', 'b', 'c', 'd'];
     const q = Float32Array.from([4, 100, 3]);
     expect(buildVectorIndexFromMatrix(ids, warm.matrix).search(q, 4)).toEqual(buildVectorIndex(ids, vectors).search(q, 4));
   });
 
   it('several lists (one per chunking): each distinct text over all lists embedded once, one matrix per list', async () => {
-    const p = new Fake();
+    const p = new FakeEmbedder();
     const { matrices, stats } = await embedTextsToMatrices(p, [['a', 'bb'], [], ['bb', 'ccc', 'a']], 'document');
     expect(matrices.map((m) => m.n)).toEqual([2, 0, 3]);
     expect(p.embedded.sort()).toEqual(['a', 'bb', 'ccc']);
@@ -92,13 +69,13 @@ describe('embedTextsToMatrix writes vectors straight into the index matrix', () 
   });
 
   it('a NaN from the model fails with EMBEDDING_FAILED naming the text', async () => {
-    const e = await embedTextsToMatrix(new Fake('bad text'), ['ok', 'bad text'], 'document').catch((x: unknown) => x);
+    const e = await embedTextsToMatrix(new FakeEmbedder('bad text'), ['ok', 'bad text'], 'document').catch((x: unknown) => x);
     expect(isHarnessError(e, 'EMBEDDING_FAILED')).toBe(true);
     expect((e as Error).message).toBe('embedding of "bad text" has a non-finite value (NaN) at position 0');
   });
 
   it('a NaN stored in the cache is never served (issue 24): the text is embedded again and the row is the model\'s', async () => {
-    const p = new Fake();
+    const p = new FakeEmbedder();
     cache.put([[embeddingCacheKey(p.cacheKey('document'), 'x'), Float32Array.from([1, Number.NaN, 0])]]);
     const { matrix } = await embedTextsToMatrix(p, ['x'], 'document', { cache });
     expect(p.embedded).toEqual(['x']);

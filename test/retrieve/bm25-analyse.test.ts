@@ -1,7 +1,7 @@
 /**
  * The BM25 build's scanner (analyseBatch over all-ASCII text: words found over character codes, each mapped to its
  * term id through a cache keyed by its characters) against the reference, keywordTokens (tokenize.ts: the regular
- * expressions, wink-nlp-utils' stop words and wink-porter2-stemmer) through the same term table: the same new terms,
+ * expressions, wink-nlp-utils' stop words and our Porter2, porter2.ts) through the same term table: the same new terms,
  * lengths, forward lists and term frequencies, so the same terms for every token. Hand-worked cases, random text
  * (fast-check), and every document of SciFact and TREC-DL 2019 5k (skipped when ../shared/datasets is absent).
  */

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
 import { embedTextsToFiles, embedTextsToMatrices } from '../../src/embed/embed-texts.js';
-import { formatCacheKey, type EmbeddingProvider, type EmbedRole } from '../../src/embed/provider.js';
+import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { buildVectorIndex, buildVectorIndexFromFile, buildVectorIndexFromMatrix, createVectorMatrix } from '../../src/retrieve/semantic.js';
 import { createVectorFile, type VectorFile } from '../../src/retrieve/vector-file.js';
 import type { Hit } from '../../src/types.js';
@@ -182,33 +182,12 @@ describe('file-backed search equals the resident index bit for bit', () => {
   });
 });
 
-/** Vector of text t: [t.length, code of the first char, 3] (as test/embed/embed-texts-matrix.test.ts's fake). */
-class Fake implements EmbeddingProvider {
-  readonly name = 'fake';
-  readonly label = 'fake';
-  readonly dimensions = 3;
-  constructor(readonly poison?: string) {}
-  cacheKey(role: EmbedRole): string {
-    return formatCacheKey('fake', { role });
-  }
-  async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map((t) => Float32Array.from([t === this.poison ? Number.NaN : t.length, t.charCodeAt(0) || 0, 3]));
-  }
-  truncatedCount(): number {
-    return 0;
-  }
-  describe(): Record<string, unknown> {
-    return {};
-  }
-  async close(): Promise<void> {}
-}
-
 describe('embedTextsToFiles writes exactly the rows embedTextsToMatrices holds', () => {
   it('several lists with duplicates across them: each file row equals the matrix row, the same stats', async () => {
     const groups = [['a', 'bb', 'a'], [], ['bb', 'ccc', 'a', 'dddd']];
-    const m = await embedTextsToMatrices(new Fake(), groups, 'document', { batchSize: 2 });
+    const m = await embedTextsToMatrices(new FakeEmbedder(), groups, 'document', { batchSize: 2 });
     const names = groups.map((_, g) => path.join(dir, `g${seq++}-${g}.f32`));
-    const f = await embedTextsToFiles(new Fake(), groups, names, 'document', { batchSize: 2 });
+    const f = await embedTextsToFiles(new FakeEmbedder(), groups, names, 'document', { batchSize: 2 });
     open.push(...f.files);
     expect(f.stats).toEqual({ ...m.stats, embedSeconds: f.stats.embedSeconds });
     expect(f.files.map((x) => x.n)).toEqual([3, 0, 4]);
@@ -227,7 +206,7 @@ describe('embedTextsToFiles writes exactly the rows embedTextsToMatrices holds',
 
   it('a failure removes every file it created', async () => {
     const names = [path.join(dir, `h${seq++}.f32`), path.join(dir, `h${seq++}.f32`)];
-    const e = await embedTextsToFiles(new Fake('bad'), [['ok'], ['bad']], names, 'document').catch((x: unknown) => x);
+    const e = await embedTextsToFiles(new FakeEmbedder('bad'), [['ok'], ['bad']], names, 'document').catch((x: unknown) => x);
     expect(isHarnessError(e, 'EMBEDDING_FAILED')).toBe(true);
     expect(names.map((n) => existsSync(n))).toEqual([false, false]);
   });
