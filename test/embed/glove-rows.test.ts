@@ -35,6 +35,17 @@ describe('gloveRows equals the reference rule', () => {
     expect(gloveRows('Café ＣＯＶＩＤ-１９ don’t', index)).toEqual([8, 3, 4, 5]);
   });
 
+  it('text with non-ASCII characters: only the pieces between whitespace that hold one take the reference path', () => {
+    // "b-a" and "ab" are scanned; "café," and "don’t." (the pieces with é and ’) go through gloveTokens: café (8),
+    // don't (5); "b-a" is unknown whole: its parts b (11), a (10); "a.b" after the last space is known whole (15).
+    expect(gloveRows('ab café, b-a\tdon’t. a.b', index)).toEqual([9, 8, 11, 10, 5, 15]);
+    expect(gloveRows('ab café, b-a\tdon’t. a.b', index)).toEqual(reference('ab café, b-a\tdon’t. a.b', index));
+    // A combining acute after "e" (NFKC composes é: café, 8) stays in its piece; one at the start of a piece is not a
+    // letter (a, 10); full-width "Ａ" then "B" is "ab" (9).
+    expect(gloveRows('cafe\u0301 \u0301a ＡB', index)).toEqual(reference('cafe\u0301 \u0301a ＡB', index));
+    expect(gloveRows('cafe\u0301 \u0301a ＡB', index)).toEqual([8, 10, 9]);
+  });
+
   it('reuses and empties the array it is given', () => {
     const out = [99, 98];
     expect(gloveRows('a b', index, out)).toBe(out);
@@ -49,6 +60,24 @@ describe('gloveRows equals the reference rule', () => {
         expect(gloveRows(t, index)).toEqual(reference(t, index));
       }),
       { numRuns: 5000 },
+    );
+  });
+
+  it('property: same rows as the reference on random text of characters that stress NFKC, case and the cuts (20,000 runs)', () => {
+    // Combining marks (compose with the letter before them, across no whitespace), Σ (lowercases to ς or σ by
+    // context: Final_Sigma), ligatures and full-width or superscript digits (NFKC maps them to ASCII letters and
+    // digits), İ (lowercases to two code units), ´ (NFKC: space + combining acute), no-break and zero-width spaces,
+    // typographic apostrophes, and every cut character (tab, LF, CR, space) next to them.
+    const stress = ['Σ', 'σ', 'ς', '\u0301', '\u0308', 'é', 'ﬁ', 'İ', 'µ', 'μ', '²', '１', 'Ａ', '’', '‘', '´', '\u00a0', '\u200b', 'ß', 'ǅ', '\u00ad'];
+    const greek = new Map(
+      ['a', 'b', 'ab', 'e', 'é', 'ë', 'fi', 'fia', 'μ', 'μa', 'σ', 'ς', 'aς', 'aσ', 'σa', 'i̇', '2', 'a2', '1', "a'b", 'a-b', 'a.b', 'ss', 'ǆ', 'aé'].map((w, i) => [w, i]),
+    );
+    const unit = fc.constantFrom(...'aAbBeE12-.\'` \t\n\r,'.split(''), ...stress);
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (t) => {
+        expect(gloveRows(t, greek)).toEqual(reference(t, greek));
+      }),
+      { numRuns: 20000 },
     );
   });
 });
