@@ -522,7 +522,12 @@ export class GloveProvider implements EmbeddingProvider {
   readonly name = 'glove-100d';
   readonly label: string;
   readonly dimensions: number;
-  /** Calls of {@link embedBatch} worth keeping in flight: one per worker thread (1 without workers). */
+  /**
+   * Calls of {@link embedBatch} worth keeping in flight: two per worker thread (1 without workers), so that each
+   * worker has its next batch queued while the main thread stores the vectors of its last one (embedTexts takes
+   * results in call order and writes them to the cache and the matrices on the main thread; with one call per worker,
+   * a worker idled for that long after every batch).
+   */
   readonly concurrency: number;
   private readonly spec: EmbeddingSpec;
   private readonly table: GloveTable;
@@ -542,7 +547,7 @@ export class GloveProvider implements EmbeddingProvider {
     this.dimensions = info.table.dims;
     this.load = { converted: info.converted, memoised: info.memoised, seconds: info.seconds, ...(info.discarded ? { discarded: info.discarded } : {}) };
     this.threads = threads;
-    this.concurrency = threads;
+    this.concurrency = threads > 1 ? 2 * threads : 1;
     if (threads > 1) {
       const { filename, execArgv } = workerStart('./glove-worker', import.meta.url);
       const workerData: GloveWorkerData = { words: info.table.words, vectors: info.table.vectors, dims: info.table.dims };

@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gloveRows, gloveTokens, loadGloveTable, type GloveTable } from '../../src/embed/glove.js';
 import { isHarnessError } from '../../src/errors.js';
 import { createProvider } from '../../src/embed/registry.js';
-import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { embedCallSize, resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { embedTextsToMatrices } from '../../src/embed/embed-texts.js';
 import { sharedDatasets, sharedDocumentTexts } from '../helpers/datasets.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -107,7 +108,7 @@ describe.skipIf(!existsSync(path.join(sharedDatasets, 'scifact')))('on the real 
       const sample = texts.filter((_, i) => i % 10 === 0);
       const got = await p.embedBatch(sample, 'document');
       expect(p.describe().textsOnWorkers).toBe(sample.length);
-      expect(p.concurrency).toBe(2);
+      expect(p.concurrency).toBe(4); // two calls per worker thread: one running, one queued
       sample.forEach((t, i) => {
         const rows = reference(t, table.index);
         const acc = new Float64Array(100);
@@ -126,6 +127,33 @@ describe.skipIf(!existsSync(path.join(sharedDatasets, 'scifact')))('on the real 
       await p.close();
     }
   }, 60_000);
+
+  it('the sweep\'s calls (256 texts, 4 in flight on 2 workers) fill the same matrix rows, bit for bit, as 32-text calls in-process', async () => {
+    const spec = resolveEmbeddingSpec({ model: 'glove-100d', workers: 2 });
+    expect(embedCallSize(spec)).toBe(256);
+    const fast = await createProvider(spec, { cacheDir: realCacheDir });
+    const slow = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), { cacheDir: realCacheDir });
+    try {
+      // duplicates across the two groups, as two chunkings of one corpus give (whole documents and their first 300 chars)
+      const groups = [texts.slice(0, 2000), texts.slice(1000, 3000).map((t, i) => (i % 2 === 0 ? t : t.slice(0, 300)))];
+      const a = await embedTextsToMatrices(fast, groups, 'document', { batchSize: embedCallSize(spec) });
+      const b = await embedTextsToMatrices(slow, groups, 'document', { batchSize: 32 });
+      expect(fast.describe().textsOnWorkers).toBe(a.stats.distinct);
+      expect(a.stats.distinct).toBe(b.stats.distinct);
+      const ra = new Float32Array(a.matrices[0].dp);
+      const rb = new Float32Array(b.matrices[0].dp);
+      groups.forEach((g, gi) => {
+        for (let i = 0; i < g.length; i++) {
+          a.matrices[gi].readRow(i, ra);
+          b.matrices[gi].readRow(i, rb);
+          expect(ra).toEqual(rb);
+        }
+      });
+    } finally {
+      await fast.close();
+      await slow.close();
+    }
+  }, 120_000);
 
   it('workers 1 and 2 give the same vectors, whether a call runs in-process (small) or on a worker (large)', async () => {
     const one = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), { cacheDir: realCacheDir });
