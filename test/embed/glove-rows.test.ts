@@ -64,6 +64,19 @@ describe('gloveRows equals the reference rule', () => {
     );
   });
 
+  it('property: same rows as the reference for random word tables (upper-case and backtick words never match, as with the map)', () => {
+    // The scan looks ASCII words up in its own hash table built from the map; words the rule cannot produce (upper
+    // case, a backtick, non-ASCII) must behave as the map does, and probing must find every word of small tables.
+    const unit = fc.constantFrom('a', 'b', 'A', '1', '-', '.', "'", '`', 'é', ' ');
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit, minLength: 1, maxLength: 4 }), { maxLength: 40 }), fc.string({ unit, maxLength: 40 }), (words, t) => {
+        const table = new Map(words.map((w, i) => [w, 3 * i + 1]));
+        expect(gloveRows(t, table)).toEqual(reference(t, table));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
   it('property: same rows as the reference on random text of characters that stress NFKC, case and the cuts (20,000 runs)', () => {
     // Combining marks (compose with the letter before them, across no whitespace), Σ (lowercases to ς or σ by
     // context: Final_Sigma), ligatures and full-width or superscript digits (NFKC maps them to ASCII letters and
