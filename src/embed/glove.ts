@@ -195,8 +195,8 @@ export function gloveRows(text: string, index: ReadonlyMap<string, number>, out:
  * The ASCII words of a word → row map in an open-addressing hash table over their character codes, so that the scan
  * of {@link gloveRows} looks a candidate word up where it lies in the text: no lowercased copy of the text, no
  * substring per candidate, no string hashing (about 2x faster than `Map.get(text.slice(..))` on the bench corpus).
- * Built once per map (kept in a WeakMap; the map must not change afterwards): about 30 ms and 10 MB for glove-100d's
- * 341,479 words.
+ * Built once per map (kept in a WeakMap; the map must not change afterwards): about 0.3 s and 10 MB for glove-100d's
+ * 341,479 words ({@link prepareGloveRows} builds it ahead).
  */
 interface AsciiWords {
   /** slot → row + 1 (0 = empty); length a power of two, at least twice the words. */
@@ -271,13 +271,27 @@ function lookUpAscii(t: AsciiWords, text: string, from: number, to: number): num
   }
 }
 
-/** {@link gloveRows} of the ASCII-only `text[from, to)`: appends the rows of its counted words to `out`. */
-function asciiRows(text: string, from: number, to: number, index: ReadonlyMap<string, number>, out: number[]): void {
+/** The {@link AsciiWords} of `index`, built on first use. */
+function asciiWordsFor(index: ReadonlyMap<string, number>): AsciiWords {
   let t = asciiWordsOf.get(index);
   if (t === undefined) {
     t = buildAsciiWords(index);
     asciiWordsOf.set(index, t);
   }
+  return t;
+}
+
+/**
+ * Builds now what {@link gloveRows} otherwise builds on its first ASCII text for `index` (its hash table of ASCII
+ * words: about 0.3 s and 10 MB for glove-100d's 341,479 words), so that a worker thread pays it when it starts.
+ */
+export function prepareGloveRows(index: ReadonlyMap<string, number>): void {
+  asciiWordsFor(index);
+}
+
+/** {@link gloveRows} of the ASCII-only `text[from, to)`: appends the rows of its counted words to `out`. */
+function asciiRows(text: string, from: number, to: number, index: ReadonlyMap<string, number>, out: number[]): void {
+  const t = asciiWordsFor(index);
   let i = from;
   while (i < to) {
     if (!isAsciiAlnum(fold(text.charCodeAt(i)))) {
@@ -649,7 +663,8 @@ export class GloveProvider implements EmbeddingProvider {
   /**
    * Loads (or first converts) the table under `cacheDir` and starts `spec.workers` worker threads (default
    * {@link defaultGloveWorkers}; 1 = none, everything in-process). The workers share the table's matrix (shared
-   * memory) and build their own word map (about 0.2 s and 40 MB each).
+   * memory) and build their own word map (about 0.2 s and 40 MB each) and the scan's word table of
+   * {@link gloveRows} (about 0.3 s and 10 MB each), during the warm-up.
    */
   static async create(spec: EmbeddingSpec, cacheDir: string, onProgress?: (done: number, total: number) => void): Promise<GloveProvider> {
     const info = await loadGloveTable(cacheDir, onProgress ? { onProgress } : {});
