@@ -194,8 +194,8 @@ export function gloveRows(text: string, index: ReadonlyMap<string, number>, out:
 /**
  * The ASCII words of a word → row map in an open-addressing hash table over their character codes, so that the scan
  * of {@link gloveRows} looks a candidate word up where it lies in the text: no lowercased copy of the text, no
- * substring per candidate, no string hashing (with the cut of non-ASCII text, `gloveMeans` went from 65-79 to 39-49 µs
- * a text in-process on the bench corpus). Built once per map (kept in a WeakMap; the map must not change afterwards,
+ * substring per candidate, no string hashing (`gloveMeans` in-process on the bench corpus: 65-79 µs a text with the cut of
+ * non-ASCII text alone, 39-49 µs with this table). Built once per map (kept in a WeakMap; the map must not change afterwards,
  * and its rows must be distinct, as a table's are): about 0.3 s and 10 MB for glove-100d's 341,479 words
  * ({@link prepareGloveRows} builds it ahead).
  */
