@@ -135,61 +135,195 @@ export function gloveTokens(text: string, has: (word: string) => boolean): strin
   return out;
 }
 
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** The first character at or above U+0080, searched from `lastIndex`. */
+const NON_ASCII = /[^\x00-\x7f]/g;
 /** A lowercase ASCII letter or digit (the ASCII members of `[\p{L}\p{N}]` after lowercasing). */
 const isAsciiAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
 /** `'`, `.` or `-`: the inner joiners of a candidate word. */
 const isJoiner = (c: number): boolean => c === 39 || c === 46 || c === 45;
+/**
+ * Tab, line feed, carriage return or space: the places where a text with non-ASCII characters is cut into pieces that
+ * go through the rule one by one (see {@link gloveRows} for why the pieces' words are the whole text's words).
+ */
+const isCut = (c: number): boolean => c === 32 || c === 10 || c === 9 || c === 13;
 
 /**
  * The table rows of the words {@link gloveTokens} counts in `text`, in the same order (`index` = the table's word →
- * row map): `gloveTokens(text, w => index.has(w)).map(w => index.get(w))`, computed without it for ASCII text.
- * ASCII text is its own NFKC form and lowercases to ASCII, so the rule reduces to a scan over character codes with
- * one map lookup per candidate word (no normalisation, no regex match objects, no second lookup); other text goes
- * through {@link gloveTokens}. Equality with that reference is a property test (test/embed/glove-rows.test.ts).
+ * row map): `gloveTokens(text, w => index.has(w)).map(w => index.get(w))`, computed without it where it can.
+ *
+ * - ASCII text is its own NFKC form and lowercases to ASCII, so the rule reduces to a scan over character codes with
+ *   one lookup per candidate word (no normalisation, no regex match objects, no second lookup), in a hash table of
+ *   the map's ASCII words read in place ({@link AsciiWords}: no lowercased copy, no substrings).
+ * - Text with non-ASCII characters is cut at ASCII whitespace (tab, LF, CR, space) around each non-ASCII character:
+ *   the pieces without one take the scan, and only the pieces with one (a word or a few, such as `10µm` or `don’t`)
+ *   go through {@link gloveTokens}. This is exact, because at such a cut each step of the rule restarts: NFKC of the
+ *   text is the concatenation of NFKC of the pieces (whitespace is a starter that never composes with a neighbour and
+ *   is its own normal form: Unicode UAX 15), lowercasing is too (its only context rule, Final_Sigma, looks through
+ *   case-ignorable characters only, and whitespace is neither cased nor case-ignorable: Unicode ch. 3.13), and no
+ *   candidate word spans whitespace. Before this cut (session 10) a whole text with one `µ` took the reference path,
+ *   38 % of the bench corpus's documents at about twice the scan's cost.
+ *
+ * Equality with the reference is a property test on random text built from the characters that stress each step
+ * (combining marks, Σ, ligatures, full-width digits, typographic apostrophes) and a differential test on every
+ * document of the shared corpora (test/embed/glove-rows.test.ts).
  * Appends to and returns `out` (emptied first), so a caller can reuse one array.
  */
 export function gloveRows(text: string, index: ReadonlyMap<string, number>, out: number[] = []): number[] {
   out.length = 0;
-  if (!ASCII_ONLY.test(text)) {
-    for (const w of gloveTokens(text, (x) => index.has(x))) out.push(index.get(w)!);
-    return out;
+  const n = text.length;
+  let pos = 0;
+  while (pos < n) {
+    NON_ASCII.lastIndex = pos;
+    const found = NON_ASCII.exec(text);
+    if (found === null) {
+      asciiRows(text, pos, n, index, out);
+      break;
+    }
+    // the piece around the non-ASCII character: from just after the whitespace before it to the whitespace after it
+    let start = found.index;
+    while (start > pos && !isCut(text.charCodeAt(start - 1))) start--;
+    let end = found.index + 1;
+    while (end < n && !isCut(text.charCodeAt(end))) end++;
+    if (start > pos) asciiRows(text, pos, start, index, out);
+    for (const w of gloveTokens(text.slice(start, end), (x) => index.has(x))) out.push(index.get(w)!);
+    pos = end;
   }
-  let norm = text.toLowerCase();
-  if (norm.includes('`')) norm = norm.replaceAll('`', "'");
-  const n = norm.length;
-  let i = 0;
-  while (i < n) {
-    if (!isAsciiAlnum(norm.charCodeAt(i))) {
+  return out;
+}
+
+/**
+ * The ASCII words of a word → row map in an open-addressing hash table over their character codes, so that the scan
+ * of {@link gloveRows} looks a candidate word up where it lies in the text: no lowercased copy of the text, no
+ * substring per candidate, no string hashing (`gloveMeans` in-process on the bench corpus: 65-79 µs a text with the cut of
+ * non-ASCII text alone, 39-49 µs with this table). Built once per map (kept in a WeakMap; the map must not change afterwards,
+ * and its rows must be distinct, as a table's are): about 0.3 s and 10 MB for glove-100d's 341,479 words
+ * ({@link prepareGloveRows} builds it ahead).
+ */
+interface AsciiWords {
+  /** slot → row + 1 (0 = empty); length a power of two, at least twice the words. */
+  slots: Int32Array;
+  mask: number;
+  /** row → offset of its word's characters in `chars` (rows of non-ASCII words are never in `slots`). */
+  at: Int32Array;
+  /** row → its word's length in characters. */
+  len: Int32Array;
+  /** The ASCII words' character codes, back to back. */
+  chars: Uint8Array;
+}
+
+const asciiWordsOf = new WeakMap<ReadonlyMap<string, number>, AsciiWords>();
+
+/** `c` as the rule sees it in ASCII text: `A`-`Z` lowercased, a backtick as an apostrophe (step 1 of the rule). */
+const fold = (c: number): number => (c >= 65 && c <= 90 ? c + 32 : c === 96 ? 39 : c);
+
+/** FNV-1a (32-bit) of the folded character codes of `text[from, to)`, its high half mixed into the low bits. */
+function hashFolded(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let j = from; j < to; j++) h = Math.imul(h ^ fold(text.charCodeAt(j)), 0x01000193);
+  return h ^ (h >>> 16);
+}
+
+function buildAsciiWords(index: ReadonlyMap<string, number>): AsciiWords {
+  let rows = 0;
+  let total = 0;
+  let count = 0;
+  for (const [w, r] of index) {
+    rows = Math.max(rows, r + 1);
+    if (!/[^\x00-\x7f]/.test(w)) {
+      total += w.length;
+      count++;
+    }
+  }
+  let size = 16;
+  while (size < 2 * count) size *= 2;
+  const t: AsciiWords = { slots: new Int32Array(size), mask: size - 1, at: new Int32Array(rows), len: new Int32Array(rows), chars: new Uint8Array(total) };
+  let o = 0;
+  for (const [w, r] of index) {
+    if (/[^\x00-\x7f]/.test(w)) continue;
+    t.at[r] = o;
+    t.len[r] = w.length;
+    for (let k = 0; k < w.length; k++) t.chars[o + k] = w.charCodeAt(k);
+    o += w.length;
+    // hash the word as stored (fold would change an upper-case letter or a backtick, which then never matches, as
+    // with the map: the rule looks up lowercased text with backticks replaced)
+    let h = 0x811c9dc5;
+    for (let k = 0; k < w.length; k++) h = Math.imul(h ^ w.charCodeAt(k), 0x01000193);
+    let s = (h ^ (h >>> 16)) & t.mask;
+    while (t.slots[s] !== 0) s = (s + 1) & t.mask;
+    t.slots[s] = r + 1;
+  }
+  return t;
+}
+
+/** The row of the word `fold(text[from, to))` (ASCII), or -1 when the table lacks it. */
+function lookUpAscii(t: AsciiWords, text: string, from: number, to: number): number {
+  const n = to - from;
+  let s = hashFolded(text, from, to) & t.mask;
+  for (;;) {
+    const r = t.slots[s] - 1;
+    if (r < 0) return -1;
+    if (t.len[r] === n) {
+      const o = t.at[r];
+      let k = 0;
+      while (k < n && t.chars[o + k] === fold(text.charCodeAt(from + k))) k++;
+      if (k === n) return r;
+    }
+    s = (s + 1) & t.mask;
+  }
+}
+
+/** The {@link AsciiWords} of `index`, built on first use. */
+function asciiWordsFor(index: ReadonlyMap<string, number>): AsciiWords {
+  let t = asciiWordsOf.get(index);
+  if (t === undefined) {
+    t = buildAsciiWords(index);
+    asciiWordsOf.set(index, t);
+  }
+  return t;
+}
+
+/**
+ * Builds now what {@link gloveRows} otherwise builds on its first ASCII text for `index` (its hash table of ASCII
+ * words: about 0.3 s and 10 MB for glove-100d's 341,479 words), so that a worker thread pays it when it starts.
+ */
+export function prepareGloveRows(index: ReadonlyMap<string, number>): void {
+  asciiWordsFor(index);
+}
+
+/** {@link gloveRows} of the ASCII-only `text[from, to)`: appends the rows of its counted words to `out`. */
+function asciiRows(text: string, from: number, to: number, index: ReadonlyMap<string, number>, out: number[]): void {
+  const t = asciiWordsFor(index);
+  let i = from;
+  while (i < to) {
+    if (!isAsciiAlnum(fold(text.charCodeAt(i)))) {
       i++;
       continue;
     }
     const start = i;
     let joined = false;
     for (;;) {
-      while (i < n && isAsciiAlnum(norm.charCodeAt(i))) i++;
-      if (i + 1 < n && isJoiner(norm.charCodeAt(i)) && isAsciiAlnum(norm.charCodeAt(i + 1))) {
+      while (i < to && isAsciiAlnum(fold(text.charCodeAt(i)))) i++;
+      if (i + 1 < to && isJoiner(fold(text.charCodeAt(i))) && isAsciiAlnum(fold(text.charCodeAt(i + 1)))) {
         joined = true;
         i++;
         continue;
       }
       break;
     }
-    const row = index.get(norm.slice(start, i));
-    if (row !== undefined) out.push(row);
+    const row = lookUpAscii(t, text, start, i);
+    if (row >= 0) out.push(row);
     else if (joined) {
       // split at the joiners; every part is non-empty (a joiner always sits between two letters or digits)
-      let from = start;
+      let part = start;
       for (let j = start; j <= i; j++) {
-        if (j === i || isJoiner(norm.charCodeAt(j))) {
-          const part = index.get(norm.slice(from, j));
-          if (part !== undefined) out.push(part);
-          from = j + 1;
+        if (j === i || isJoiner(fold(text.charCodeAt(j)))) {
+          const r = lookUpAscii(t, text, part, j);
+          if (r >= 0) out.push(r);
+          part = j + 1;
         }
       }
     }
   }
-  return out;
 }
 
 /** What {@link gloveMeans} computed. */
@@ -486,7 +620,12 @@ export class GloveProvider implements EmbeddingProvider {
   readonly name = 'glove-100d';
   readonly label: string;
   readonly dimensions: number;
-  /** Calls of {@link embedBatch} worth keeping in flight: one per worker thread (1 without workers). */
+  /**
+   * Calls of {@link embedBatch} worth keeping in flight: two per worker thread (1 without workers), so that each
+   * worker has its next batch queued while the main thread stores the vectors of its last one (embedTexts takes
+   * results in call order and writes them to the cache and the matrices on the main thread; with one call per worker,
+   * a worker idled for that long after every batch).
+   */
   readonly concurrency: number;
   private readonly spec: EmbeddingSpec;
   private readonly table: GloveTable;
@@ -506,7 +645,7 @@ export class GloveProvider implements EmbeddingProvider {
     this.dimensions = info.table.dims;
     this.load = { converted: info.converted, memoised: info.memoised, seconds: info.seconds, ...(info.discarded ? { discarded: info.discarded } : {}) };
     this.threads = threads;
-    this.concurrency = threads;
+    this.concurrency = threads > 1 ? 2 * threads : 1;
     if (threads > 1) {
       const { filename, execArgv } = workerStart('./glove-worker', import.meta.url);
       const workerData: GloveWorkerData = { words: info.table.words, vectors: info.table.vectors, dims: info.table.dims };
@@ -525,7 +664,8 @@ export class GloveProvider implements EmbeddingProvider {
   /**
    * Loads (or first converts) the table under `cacheDir` and starts `spec.workers` worker threads (default
    * {@link defaultGloveWorkers}; 1 = none, everything in-process). The workers share the table's matrix (shared
-   * memory) and build their own word map (about 0.2 s and 40 MB each).
+   * memory) and build their own word map (about 0.2 s and 40 MB each) and the scan's word table of
+   * {@link gloveRows} (about 0.3 s and 10 MB each), during the warm-up.
    */
   static async create(spec: EmbeddingSpec, cacheDir: string, onProgress?: (done: number, total: number) => void): Promise<GloveProvider> {
     const info = await loadGloveTable(cacheDir, onProgress ? { onProgress } : {});

@@ -312,12 +312,22 @@ export function resolveEmbeddingSpec(input: unknown): EmbeddingSpec {
 }
 
 /**
+ * Least texts per `embedBatch` call of models whose vectors do not depend on how texts are batched (no padding, no
+ * batch-level state), by model name: glove-100d (a mean of word vectors per text). Each call costs a fixed amount
+ * besides its texts (a worker-thread task and its message, one cache transaction, a progress event): at 1M documents
+ * the default 32 meant 55,000 calls and transactions for 1.76M texts (docs/scale.md, "The embedding stage's wall
+ * time (session 10)").
+ */
+export const MIN_CALL_TEXTS: Readonly<Record<string, number>> = { 'glove-100d': 256 };
+
+/**
  * Texts per `embedTexts` batch (`EmbedTextsOptions.batchSize`) for a spec: `batchSize × concurrency` for a server
  * model, so that one `embedBatch` call keeps `concurrency` requests of `batchSize` texts in flight (embedTexts calls
- * `embedBatch` one batch at a time); `batchSize` for local models.
+ * `embedBatch` one batch at a time); `batchSize` for local models, raised to {@link MIN_CALL_TEXTS} for a model listed
+ * there (glove-100d: at least 256; its vectors are the same for any batching, so this changes speed only).
  */
-export function embedCallSize(spec: Pick<EmbeddingSpec, 'batchSize' | 'server'>): number {
-  return spec.batchSize * (spec.server?.concurrency ?? 1);
+export function embedCallSize(spec: Pick<EmbeddingSpec, 'model' | 'batchSize' | 'server'>): number {
+  return Math.max(spec.batchSize * (spec.server?.concurrency ?? 1), MIN_CALL_TEXTS[spec.model] ?? 1);
 }
 
 /**

@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gloveRows, gloveTokens, loadGloveTable, type GloveTable } from '../../src/embed/glove.js';
 import { isHarnessError } from '../../src/errors.js';
 import { createProvider } from '../../src/embed/registry.js';
-import { resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { embedCallSize, resolveEmbeddingSpec } from '../../src/embed/spec.js';
+import { embedTextsToMatrices } from '../../src/embed/embed-texts.js';
 import { sharedDatasets, sharedDocumentTexts } from '../helpers/datasets.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,6 +36,17 @@ describe('gloveRows equals the reference rule', () => {
     expect(gloveRows('Café ＣＯＶＩＤ-１９ don’t', index)).toEqual([8, 3, 4, 5]);
   });
 
+  it('text with non-ASCII characters: only the pieces between whitespace that hold one take the reference path', () => {
+    // "b-a" and "ab" are scanned; "café," and "don’t." (the pieces with é and ’) go through gloveTokens: café (8),
+    // don't (5); "b-a" is unknown whole: its parts b (11), a (10); "a.b" after the last space is known whole (15).
+    expect(gloveRows('ab café, b-a\tdon’t. a.b', index)).toEqual([9, 8, 11, 10, 5, 15]);
+    expect(gloveRows('ab café, b-a\tdon’t. a.b', index)).toEqual(reference('ab café, b-a\tdon’t. a.b', index));
+    // A combining acute after "e" (NFKC composes é: café, 8) stays in its piece; one at the start of a piece is not a
+    // letter (a, 10); full-width "Ａ" then "B" is "ab" (9).
+    expect(gloveRows('cafe\u0301 \u0301a ＡB', index)).toEqual(reference('cafe\u0301 \u0301a ＡB', index));
+    expect(gloveRows('cafe\u0301 \u0301a ＡB', index)).toEqual([8, 10, 9]);
+  });
+
   it('reuses and empties the array it is given', () => {
     const out = [99, 98];
     expect(gloveRows('a b', index, out)).toBe(out);
@@ -49,6 +61,37 @@ describe('gloveRows equals the reference rule', () => {
         expect(gloveRows(t, index)).toEqual(reference(t, index));
       }),
       { numRuns: 5000 },
+    );
+  });
+
+  it('property: same rows as the reference for random word tables (upper-case and backtick words never match, as with the map)', () => {
+    // The scan looks ASCII words up in its own hash table built from the map; words the rule cannot produce (upper
+    // case, a backtick, non-ASCII) must behave as the map does, and probing must find every word of small tables.
+    const unit = fc.constantFrom('a', 'b', 'A', '1', '-', '.', "'", '`', 'é', ' ');
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit, minLength: 1, maxLength: 4 }), { maxLength: 40 }), fc.string({ unit, maxLength: 40 }), (words, t) => {
+        const table = new Map(words.map((w, i) => [w, 3 * i + 1]));
+        expect(gloveRows(t, table)).toEqual(reference(t, table));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('property: same rows as the reference on random text of characters that stress NFKC, case and the cuts (20,000 runs)', () => {
+    // Combining marks (compose with the letter before them, across no whitespace), Σ (lowercases to ς or σ by
+    // context: Final_Sigma), ligatures and full-width or superscript digits (NFKC maps them to ASCII letters and
+    // digits), İ (lowercases to two code units), ´ (NFKC: space + combining acute), no-break and zero-width spaces,
+    // typographic apostrophes, and every cut character (tab, LF, CR, space) next to them.
+    const stress = ['Σ', 'σ', 'ς', '\u0301', '\u0308', 'é', 'ﬁ', 'İ', 'µ', 'μ', '²', '１', 'Ａ', '’', '‘', '´', '\u00a0', '\u200b', 'ß', 'ǅ', '\u00ad'];
+    const greek = new Map(
+      ['a', 'b', 'ab', 'e', 'é', 'ë', 'fi', 'fia', 'μ', 'μa', 'σ', 'ς', 'aς', 'aσ', 'σa', 'i̇', '2', 'a2', '1', "a'b", 'a-b', 'a.b', 'ss', 'ǆ', 'aé'].map((w, i) => [w, i]),
+    );
+    const unit = fc.constantFrom(...'aAbBeE12-.\'` \t\n\r,'.split(''), ...stress);
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (t) => {
+        expect(gloveRows(t, greek)).toEqual(reference(t, greek));
+      }),
+      { numRuns: 20000 },
     );
   });
 });
@@ -78,7 +121,7 @@ describe.skipIf(!existsSync(path.join(sharedDatasets, 'scifact')))('on the real 
       const sample = texts.filter((_, i) => i % 10 === 0);
       const got = await p.embedBatch(sample, 'document');
       expect(p.describe().textsOnWorkers).toBe(sample.length);
-      expect(p.concurrency).toBe(2);
+      expect(p.concurrency).toBe(4); // two calls per worker thread: one running, one queued
       sample.forEach((t, i) => {
         const rows = reference(t, table.index);
         const acc = new Float64Array(100);
@@ -97,6 +140,33 @@ describe.skipIf(!existsSync(path.join(sharedDatasets, 'scifact')))('on the real 
       await p.close();
     }
   }, 60_000);
+
+  it('the sweep\'s calls (256 texts, 4 in flight on 2 workers) fill the same matrix rows, bit for bit, as 32-text calls in-process', async () => {
+    const spec = resolveEmbeddingSpec({ model: 'glove-100d', workers: 2 });
+    expect(embedCallSize(spec)).toBe(256);
+    const fast = await createProvider(spec, { cacheDir: realCacheDir });
+    const slow = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), { cacheDir: realCacheDir });
+    try {
+      // duplicates across the two groups, as two chunkings of one corpus give (whole documents and their first 300 chars)
+      const groups = [texts.slice(0, 2000), texts.slice(1000, 3000).map((t, i) => (i % 2 === 0 ? t : t.slice(0, 300)))];
+      const a = await embedTextsToMatrices(fast, groups, 'document', { batchSize: embedCallSize(spec) });
+      const b = await embedTextsToMatrices(slow, groups, 'document', { batchSize: 32 });
+      expect(fast.describe().textsOnWorkers).toBe(a.stats.distinct);
+      expect(a.stats.distinct).toBe(b.stats.distinct);
+      const ra = new Float32Array(a.matrices[0].dp);
+      const rb = new Float32Array(b.matrices[0].dp);
+      groups.forEach((g, gi) => {
+        for (let i = 0; i < g.length; i++) {
+          a.matrices[gi].readRow(i, ra);
+          b.matrices[gi].readRow(i, rb);
+          expect(ra).toEqual(rb);
+        }
+      });
+    } finally {
+      await fast.close();
+      await slow.close();
+    }
+  }, 120_000);
 
   it('workers 1 and 2 give the same vectors, whether a call runs in-process (small) or on a worker (large)', async () => {
     const one = await createProvider(resolveEmbeddingSpec({ model: 'glove-100d', workers: 1 }), { cacheDir: realCacheDir });
