@@ -191,10 +191,10 @@ function writable(v: ArrayLike<number>, d: number): boolean {
   return true;
 }
 
-/** {@link embedTextsToMatrices} for one list: `{ matrix, stats }`, row i of `matrix` is `texts[i]`. */
+/** {@link embedTextsToMatrices} for one list (strings or a {@link TextSource}): `{ matrix, stats }`, row i of `matrix` is text i. */
 export async function embedTextsToMatrix(
   provider: EmbeddingProvider,
-  texts: readonly string[],
+  texts: readonly string[] | TextSource,
   role: EmbedRole,
   opts: EmbedToMatrixOptions = {},
 ): Promise<{ matrix: VectorMatrix; stats: EmbedStats }> {
