@@ -107,7 +107,8 @@ export interface EmbedToMatrixOptions extends EmbedTextsOptions {
  * all lists), but no `Float32Array` is kept per text: cache rows and model outputs are written into the matrices as
  * they arrive, so the vectors are held once (the matrix the index searches; pass it to `buildVectorIndexFromMatrix`).
  * Memory: about 4 · dp per text (dp = d rounded up to 16) plus one batch of model output and its texts, plus the
- * dedupe's 4 bytes per text and about 56 per distinct text (its digest, length, first position and table slots).
+ * dedupe's 56-64 bytes per text given (slot, digest, length, first position and table buckets; sized for the texts
+ * given, whatever the duplicates), and the cache lookup's key strings while it runs.
  *
  * Throws as {@link embedTexts} does, and `HarnessError('EMBEDDING_FAILED')` naming the text when a vector (from the
  * model or the cache) holds NaN/Infinity.
