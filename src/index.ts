@@ -42,7 +42,7 @@ export { createProvider, type ProviderContext } from './embed/registry.js';
 export type { EmbeddingProvider, EmbedRole } from './embed/provider.js';
 export { resolveEmbeddingSpec, embeddingSpecSchema, type EmbeddingSpec } from './embed/spec.js';
 export { EmbeddingCache, embeddingSpecKey, type ThroughputRecord } from './embed/cache.js';
-export { embedTexts, embedTextsToMatrix, embedTextsToMatrices, type EmbedStats } from './embed/embed-texts.js';
+export { embedTexts, embedTextsToMatrix, embedTextsToMatrices, textSourceOf, type EmbedStats, type TextSource } from './embed/embed-texts.js';
 
 // retrieve
 export { compareByRule, rankByRule, TIE_RULE } from './retrieve/rank.js';

@@ -1,5 +1,9 @@
 /**
  * The only way the sweep embeds: each distinct text once, cached on disk, in batches.
+ *
+ * Texts come as string arrays or as {@link TextSource}s read one text at a time (issue 25 item 1: chunks of stored
+ * documents read their text from disk). Deduplication is by SHA-256 digest in a compact hash table
+ * ({@link DigestTable}), so no text is held as a string beyond the batch it is embedded in.
  */
 import { createHash } from 'node:crypto';
 import { HarnessError } from '../errors.js';
@@ -9,11 +13,31 @@ import type { EmbeddingProvider, EmbedRole } from './provider.js';
 import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
 import { createVectorFile, type VectorFile } from '../retrieve/vector-file.js';
 
+/**
+ * A list of texts read one at a time: `count` texts, text i is `textAt(i)` (0 ≤ i < count). The embedding reads each
+ * text once to digest it, and a cache miss's text once more when its batch is sent to the provider; nothing keeps
+ * the strings. `textAt` may read from disk (a chunk of a stored document) and must return the same string each time.
+ * The sweep passes one source per chunking over its chunks; {@link textSourceOf} wraps a string array.
+ */
+export interface TextSource {
+  /** Texts in the list, ≥ 0. */
+  readonly count: number;
+  /** Text i, 0 ≤ i < count. */
+  textAt(i: number): string;
+}
+
+/** A {@link TextSource} over a string array (not copied; do not change the array while it is embedded). */
+export function textSourceOf(texts: readonly string[]): TextSource {
+  return { count: texts.length, textAt: (i) => texts[i] };
+}
+
+const asSource = (g: readonly string[] | TextSource): TextSource => (Array.isArray(g) ? textSourceOf(g as readonly string[]) : (g as TextSource));
+
 /** What one {@link embedTexts} call did. */
 export interface EmbedStats {
   /** Texts passed in (duplicates included). */
   requested: number;
-  /** Distinct texts among them (exact string equality). */
+  /** Distinct texts among them (by SHA-256 digest, which is exact string equality: see {@link embedTexts}). */
   distinct: number;
   /** Distinct texts found in the cache. */
   cacheHits: number;
@@ -39,9 +63,13 @@ export interface EmbedTextsOptions {
  * Embeds `texts` for `role` and returns one vector per input text, aligned with `texts`.
  *
  * 1. Deduplicates: identical strings are embedded once; duplicates get the same `Float32Array` instance (treat the
- *    vectors as read-only).
+ *    vectors as read-only). Texts are compared by SHA-256 digest (of the UTF-8 bytes; of 0xFF + the UTF-16LE code
+ *    units for a text with a lone surrogate, which UTF-8 would turn into U+FFFD and so merge with other strings), in a
+ *    table of 32-byte digests: two different strings with one digest would need a SHA-256 collision, which does not
+ *    occur in practice, and the cache key already relies on it (one key, one text). The digest of an ill-formed
+ *    text can equal no well-formed text's, since 0xFF never occurs in UTF-8.
  * 2. Looks the distinct texts up in `opts.cache` under `provider.cacheKey(role) + '\u0000' + sha256(text)`.
- * 3. Embeds the misses in batches of `batchSize`, longest text first (by characters, ties in first-seen order), which
+ * 3. Embeds the misses in batches of `batchSize`, longest text first (by UTF-16 code units, ties in first-seen order), which
  *    keeps similar lengths together and wastes less padding; keeps up to `provider.concurrency` (default 1) calls in
  *    flight, takes their results in call order and stores each batch in the cache as soon as it is taken. On a
  *    failure the calls still in flight are awaited (results dropped) before the error is thrown; batches taken
@@ -57,8 +85,9 @@ export async function embedTexts(
   role: EmbedRole,
   opts: EmbedTextsOptions = {},
 ): Promise<{ vectors: Float32Array[]; stats: EmbedStats }> {
-  const { distinct, where } = dedupe([texts]);
-  const found: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(distinct.length).fill(undefined);
+  const distinct = dedupe([textSourceOf(texts)]);
+  const { where } = distinct;
+  const found: (Float32Array | undefined)[] = new Array<Float32Array | undefined>(distinct.size).fill(undefined);
   const stats = await embedDistinct(provider, distinct, role, opts, (s, v, transient) => {
     found[s] = transient ? v.slice() : v;
   });
@@ -71,20 +100,22 @@ export interface EmbedToMatrixOptions extends EmbedTextsOptions {
 }
 
 /**
- * Embeds several lists of texts (e.g. the chunks of each chunking of a sweep) for `role` straight into one
- * {@link VectorMatrix} per list: row i of `matrices[g]` is `groups[g][i]`, L2-normalised (duplicates included: each
+ * Embeds several lists of texts (e.g. the chunks of each chunking of a sweep; string arrays or {@link TextSource}s)
+ * for `role` straight into one {@link VectorMatrix} per list: row i of `matrices[g]` is text i of `groups[g]`, L2-normalised (duplicates included: each
  * has its own row, a copy of the first occurrence's). Each distinct text over all lists is looked up and embedded
  * once, exactly as {@link embedTexts} does (same cache keys, batches, order, stats with `requested` = all texts of
  * all lists), but no `Float32Array` is kept per text: cache rows and model outputs are written into the matrices as
  * they arrive, so the vectors are held once (the matrix the index searches; pass it to `buildVectorIndexFromMatrix`).
- * Memory: about 4 · dp per text (dp = d rounded up to 16) plus one batch of model output.
+ * Memory: about 4 · dp per text (dp = d rounded up to 16) plus one batch of model output and its texts, plus the
+ * dedupe's 56-64 bytes per text given (slot, digest, length, first position and table buckets; sized for the texts
+ * given, whatever the duplicates), and the cache lookup's key strings while it runs.
  *
  * Throws as {@link embedTexts} does, and `HarnessError('EMBEDDING_FAILED')` naming the text when a vector (from the
  * model or the cache) holds NaN/Infinity.
  */
 export async function embedTextsToMatrices(
   provider: EmbeddingProvider,
-  groups: readonly (readonly string[])[],
+  groups: readonly (readonly string[] | TextSource)[],
   role: EmbedRole,
   opts: EmbedToMatrixOptions = {},
 ): Promise<{ matrices: VectorMatrix[]; stats: EmbedStats }> {
@@ -97,13 +128,14 @@ export async function embedTextsToMatrices(
  * {@link embedTextsToMatrices} with the rows written to files instead of memory (issue 25 item 1): group g's rows go
  * to a new {@link VectorFile} at `files[g]` (created or truncated; the caller names it and removes it), with the same
  * normalisation, so the files hold exactly the bytes the matrices' rows would. The same lookups, batches and stats.
- * Memory: one batch of model output and a 1 MiB write buffer per file; the cache lookup's per-text digests.
+ * Memory: one batch of model output and its texts, a 1 MiB write buffer per file, the dedupe's digests (as for
+ * {@link embedTextsToMatrices}).
  * On failure every file is removed before the error is thrown. Throws as {@link embedTextsToMatrices} does, and
  * `HarnessError('EMBEDDING_FAILED')` naming a file that cannot be created or written.
  */
 export async function embedTextsToFiles(
   provider: EmbeddingProvider,
-  groups: readonly (readonly string[])[],
+  groups: readonly (readonly string[] | TextSource)[],
   files: readonly string[],
   role: EmbedRole,
   opts: EmbedTextsOptions = {},
@@ -128,26 +160,19 @@ export async function embedTextsToFiles(
 /** The body of {@link embedTextsToMatrices} over any row store: `create(n, d, g)` makes group g's store. */
 async function embedTextsToRows<T extends VectorRows>(
   provider: EmbeddingProvider,
-  groups: readonly (readonly string[])[],
+  groups: readonly (readonly string[] | TextSource)[],
   role: EmbedRole,
   opts: EmbedTextsOptions,
   create: (n: number, d: number, g: number) => T,
 ): Promise<{ rows: T[]; stats: EmbedStats }> {
-  const { distinct, where } = dedupe(groups);
-  const matrices = groups.map((g, i) => create(g.length, provider.dimensions, i));
+  const distinct = dedupe(groups.map(asSource));
+  const { where, firstGroup, firstRow } = distinct;
+  const matrices = where.map((w, i) => create(w.length, provider.dimensions, i));
   // the first (group, row) of each distinct text: where its vector is written; the other occurrences copy it
-  const firstGroup = new Int32Array(distinct.length).fill(-1);
-  const firstRow = new Int32Array(distinct.length);
-  where.forEach((w, g) =>
-    w.forEach((s, i) => {
-      if (firstGroup[s] === -1) {
-        firstGroup[s] = g;
-        firstRow[s] = i;
-      }
-    }),
-  );
+  const d = provider.dimensions;
   const stats = await embedDistinct(provider, distinct, role, opts, (s, v) => {
-    matrices[firstGroup[s]].setRow(firstRow[s], v, `embedding of ${JSON.stringify(preview(distinct[s]))}`);
+    // the text that names the vector in an error is read only when there is one
+    matrices[firstGroup[s]].setRow(firstRow[s], v, writable(v, d) ? undefined : `embedding of ${JSON.stringify(preview(distinct.textOf(s)))}`);
   });
   const copy = new Float32Array(matrices.length > 0 ? matrices[0].dp : 0);
   where.forEach((w, g) =>
@@ -160,10 +185,17 @@ async function embedTextsToRows<T extends VectorRows>(
   return { rows: matrices, stats: { requested: where.reduce((a, w) => a + w.length, 0), ...stats } };
 }
 
-/** {@link embedTextsToMatrices} for one list: `{ matrix, stats }`, row i of `matrix` is `texts[i]`. */
+/** True when `setRow` will accept `v`: length d and every value finite (writeNormalised's checks). */
+function writable(v: ArrayLike<number>, d: number): boolean {
+  if (v.length !== d) return false;
+  for (let j = 0; j < d; j++) if (!Number.isFinite(v[j])) return false;
+  return true;
+}
+
+/** {@link embedTextsToMatrices} for one list (strings or a {@link TextSource}): `{ matrix, stats }`, row i of `matrix` is text i. */
 export async function embedTextsToMatrix(
   provider: EmbeddingProvider,
-  texts: readonly string[],
+  texts: readonly string[] | TextSource,
   role: EmbedRole,
   opts: EmbedToMatrixOptions = {},
 ): Promise<{ matrix: VectorMatrix; stats: EmbedStats }> {
@@ -184,81 +216,202 @@ function checkBatchSize(batchSize: number | undefined): number {
   return b;
 }
 
-/** Distinct texts over all groups in first-seen order, and for each group the slot of each of its texts. */
-function dedupe(groups: readonly (readonly string[])[]): { distinct: string[]; where: Int32Array[] } {
-  const slot = new Map<string, number>();
-  const distinct: string[] = [];
-  const where = groups.map((texts) => {
-    const w = new Int32Array(texts.length);
-    texts.forEach((t, i) => {
-      let s = slot.get(t);
-      if (s === undefined) {
-        s = distinct.length;
-        slot.set(t, s);
-        distinct.push(t);
+/**
+ * A set of 32-byte digests (SHA-256) numbered 0, 1, 2, ... in insertion order: open addressing with linear probing
+ * on an `Int32Array` of slot numbers (power-of-two capacity, kept at most half full, doubled when it would be more),
+ * the digests side by side in one `Uint8Array`. The bucket is the digest's first four bytes (uniform for SHA-256).
+ * Memory: 32 bytes a digest plus 8-16 bytes of table; no JavaScript object per digest. Used to deduplicate texts by
+ * digest without keeping the texts (issue 25 item 1).
+ */
+export class DigestTable {
+  private table: Int32Array;
+  private mask: number;
+  private digests: Uint8Array;
+  private n = 0;
+
+  /** `expected`: digests to make room for at once (≥ 0; the table grows past it as needed). */
+  constructor(expected = 0) {
+    let cap = 16;
+    while (cap < 2 * expected) cap *= 2;
+    this.table = new Int32Array(cap).fill(-1);
+    this.mask = cap - 1;
+    this.digests = new Uint8Array(32 * Math.max(8, expected));
+  }
+
+  /** Digests held. */
+  get size(): number {
+    return this.n;
+  }
+
+  /** Digest number s (0 ≤ s < size): a 32-byte view, valid until the next {@link DigestTable.add}. */
+  digest(s: number): Uint8Array {
+    return this.digests.subarray(s * 32, s * 32 + 32);
+  }
+
+  /**
+   * The number of `digest` (its first 32 bytes): the existing one when it was added before, else the next number
+   * (`size` before the call), and it is added. Throws a RangeError when `digest` is shorter than 32 bytes.
+   */
+  add(digest: Uint8Array): number {
+    if (digest.length < 32) throw new RangeError(`DigestTable.add: a digest of ${digest.length} bytes (32 needed)`);
+    let b = (digest[0] | (digest[1] << 8) | (digest[2] << 16) | (digest[3] << 24)) & this.mask;
+    for (;;) {
+      const s = this.table[b];
+      if (s === -1) break;
+      if (this.equals(s, digest)) return s;
+      b = (b + 1) & this.mask;
+    }
+    const s = this.n++;
+    if (this.digests.length < this.n * 32) {
+      const grown = new Uint8Array(this.digests.length * 2);
+      grown.set(this.digests);
+      this.digests = grown;
+    }
+    this.digests.set(digest.subarray(0, 32), s * 32);
+    if (2 * this.n > this.table.length) this.rehash(this.table.length * 2);
+    else this.table[b] = s;
+    return s;
+  }
+
+  private equals(s: number, digest: Uint8Array): boolean {
+    const o = s * 32;
+    for (let j = 0; j < 32; j++) if (this.digests[o + j] !== digest[j]) return false;
+    return true;
+  }
+
+  /** A table of `cap` buckets holding digests 0..n-1. */
+  private rehash(cap: number): void {
+    this.table = new Int32Array(cap).fill(-1);
+    this.mask = cap - 1;
+    const d = this.digests;
+    for (let s = 0; s < this.n; s++) {
+      const o = s * 32;
+      let b = (d[o] | (d[o + 1] << 8) | (d[o + 2] << 16) | (d[o + 3] << 24)) & this.mask;
+      while (this.table[b] !== -1) b = (b + 1) & this.mask;
+      this.table[b] = s;
+    }
+  }
+}
+
+/** The distinct texts of some sources, held as digests and positions, not strings (see {@link dedupe}). */
+interface Distinct {
+  /** Distinct texts. */
+  size: number;
+  /** Per source, the slot (distinct number) of each of its texts. */
+  where: Int32Array[];
+  /** Per slot, its text's length in UTF-16 code units. */
+  lengths: Int32Array;
+  /** Per slot, the source and position of its first occurrence. */
+  firstGroup: Int32Array;
+  firstRow: Int32Array;
+  /** Slot s's text, read again from its first occurrence. */
+  textOf(s: number): string;
+  /** Slot s's SHA-256 of the UTF-8 text (the cache key's digest, {@link embeddingCacheKey}). */
+  cacheDigest(s: number): Uint8Array;
+}
+
+/** sha256 of `text` as UTF-8: what {@link embeddingCacheKey} hashes. */
+const utf8Digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+/** True when `text` has no lone surrogate (String.prototype.isWellFormed, Node ≥ 20; ES2024, not in our lib). */
+const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+const ILL_FORMED_TAG = Buffer.from([0xff]);
+
+/**
+ * The distinct texts over all sources in first-seen order (source by source, text by text), each text read once.
+ * Identity is the digest described in {@link embedTexts}: sha256(UTF-8) for a well-formed text (also its cache
+ * digest), sha256(0xFF ‖ UTF-16LE) for one with a lone surrogate (whose cache digest, sha256 of its UTF-8 with U+FFFD
+ * in place of the surrogate, is kept apart: such texts are rare).
+ */
+function dedupe(sources: readonly TextSource[]): Distinct {
+  const total = sources.reduce((a, src) => a + src.count, 0);
+  const table = new DigestTable(total);
+  const lengths = new Int32Array(total);
+  const firstGroup = new Int32Array(total);
+  const firstRow = new Int32Array(total);
+  const illFormed = new Map<number, Uint8Array>();
+  const where = sources.map((src, g) => {
+    const w = new Int32Array(src.count);
+    for (let i = 0; i < src.count; i++) {
+      const text = src.textAt(i);
+      const ok = wellFormed(text);
+      const key = ok ? utf8Digest(text) : createHash('sha256').update(ILL_FORMED_TAG).update(text, 'utf16le').digest();
+      const before = table.size;
+      const s = table.add(key);
+      if (s === before) {
+        lengths[s] = text.length;
+        firstGroup[s] = g;
+        firstRow[s] = i;
+        if (!ok) illFormed.set(s, utf8Digest(text));
       }
       w[i] = s;
-    });
+    }
     return w;
   });
-  return { distinct, where };
+  return {
+    size: table.size,
+    where,
+    lengths,
+    firstGroup,
+    firstRow,
+    textOf: (s) => sources[firstGroup[s]].textAt(firstRow[s]),
+    cacheDigest: (s) => illFormed.get(s) ?? table.digest(s),
+  };
 }
 
 /**
  * Step 2 of {@link embedDistinct}: looks every distinct text up in `cache` under
- * {@link embeddingCacheKey}`(providerKey, text)`, calls `sink(s, vector, true)` and sets `have[s] = 1` for each hit of
- * length `dimensions`, and returns the texts' SHA-256 digests (32 bytes per text, in order). The key strings (272 bytes
- * of heap each for glove-100d, 2.4 million of them for a 1M-document grid) live only during this call; the cache
- * writes of step 3 rebuild a miss's key from its digest, equal to {@link embeddingCacheKey} by construction.
+ * {@link embeddingCacheKey}`(providerKey, text)`, built from its cache digest, and calls `sink(s, vector, true)` and
+ * sets `have[s] = 1` for each hit of length `dimensions`. The key strings (272 bytes of heap each for glove-100d,
+ * 2.4 million of them for a 1M-document grid) live only during this call; the cache writes of step 3 rebuild a
+ * miss's key from its digest the same way.
  */
 function lookUp(
   cache: EmbeddingCache,
-  providerKey: string,
-  distinct: readonly string[],
+  keyOf: (s: number) => string,
+  total: number,
   dimensions: number,
   have: Uint8Array,
   sink: (s: number, v: Float32Array, transient: boolean) => void,
-): Uint8Array {
-  const digests = new Uint8Array(distinct.length * 32);
-  const keys = distinct.map((t, s) => {
-    const digest = createHash('sha256').update(t, 'utf8').digest();
-    digests.set(digest, s * 32);
-    return `${providerKey}\u0000${digest.toString('hex')}`;
-  });
+): void {
+  const keys = Array.from({ length: total }, (_, s) => keyOf(s));
   cache.visit(keys, (s, v) => {
     if (v.length !== dimensions) return; // another model's vector under a colliding key: a miss
     sink(s, v, true);
     have[s] = 1;
   });
-  return digests;
 }
 
 /**
  * Steps 2 and 3 of {@link embedTexts} over distinct texts: calls `sink(s, vector, transient)` once per distinct text
- * s, from the cache (transient: a view valid only during the call) or from the model (kept by no one else).
+ * s, from the cache (transient: a view valid only during the call) or from the model (kept by no one else). A miss's
+ * text is read (`distinct.textOf`) when its batch is sent.
  */
 async function embedDistinct(
   provider: EmbeddingProvider,
-  distinct: readonly string[],
+  distinct: Distinct,
   role: EmbedRole,
   opts: EmbedTextsOptions,
   sink: (s: number, v: Float32Array, transient: boolean) => void,
 ): Promise<Omit<EmbedStats, 'requested'>> {
   const batchSize = checkBatchSize(opts.batchSize);
-  const total = distinct.length;
+  const total = distinct.size;
   const have = new Uint8Array(total);
 
   // 2. cache lookup
   const providerKey = provider.cacheKey(role);
-  const digests = opts.cache && total > 0 ? lookUp(opts.cache, providerKey, distinct, provider.dimensions, have, sink) : new Uint8Array(0);
-  const keyOf = (s: number): string => `${providerKey}\u0000${Buffer.from(digests.buffer, digests.byteOffset + s * 32, 32).toString('hex')}`;
+  const keyOf = (s: number): string => {
+    const d = distinct.cacheDigest(s);
+    return `${providerKey}\u0000${Buffer.from(d.buffer, d.byteOffset, 32).toString('hex')}`;
+  };
+  if (opts.cache && total > 0) lookUp(opts.cache, keyOf, total, provider.dimensions, have, sink);
   const missing: number[] = [];
   for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);
   const cacheHits = total - missing.length;
   opts.onProgress?.(cacheHits, total);
 
   // 3. embed the misses, longest first
-  missing.sort((a, b) => distinct[b].length - distinct[a].length || a - b);
+  const lengths = distinct.lengths;
+  missing.sort((a, b) => lengths[b] - lengths[a] || a - b);
   const truncatedBefore = provider.truncatedCount();
   // Up to provider.concurrency calls in flight; results are taken in call order, so cache writes, sinks and progress
   // happen in the same order whatever the width. embedMs counts the wall time while at least one call is in flight.
@@ -277,7 +430,7 @@ async function embedDistinct(
     let call: Promise<Float32Array[]>;
     try {
       // Promise.resolve: a JavaScript provider may return the array itself, as `await` always accepted.
-      call = Promise.resolve(provider.embedBatch(part.map((s) => distinct[s]), role));
+      call = Promise.resolve(provider.embedBatch(part.map((s) => distinct.textOf(s)), role));
     } catch (e) {
       call = Promise.reject(e);
     }

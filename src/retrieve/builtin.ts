@@ -3,6 +3,7 @@
  * (src/retrieve/retriever.ts): keyword BM25, semantic exact cosine, and hybrid fusion of two retrievers.
  */
 import type { EmbedRole } from '../embed/provider.js';
+import type { TextSource } from '../embed/embed-texts.js';
 import type { Hit } from '../types.js';
 import path from 'node:path';
 import { buildKeywordIndexParallel, SPILL_SUBFOLDER, type Bm25Params } from './bm25.js';
@@ -45,30 +46,32 @@ export function keywordRetriever(
 export type Embedder = (texts: readonly string[], role: EmbedRole) => Promise<readonly Float32Array[]>;
 
 /**
- * Embeds the chunks of a retriever's chunking straight into the rows its index searches (one row per chunk): a
- * resident matrix, or a vector file the index streams through (issue 25).
+ * Embeds the chunks of a retriever's chunking straight into the rows its index searches (one row per chunk, row i =
+ * `texts.textAt(i)`): a resident matrix, or a vector file the index streams through (issue 25). The texts come as a
+ * source read one at a time (issue 25 item 1: a stored chunk reads its text from disk on each `textAt`), e.g.
+ * `(texts) => embedTextsToMatrix(provider, texts, 'document').then((r) => r.matrix)`.
  */
-export type MatrixEmbedder = (texts: readonly string[]) => Promise<VectorMatrix | VectorFile>;
+export type MatrixEmbedder = (texts: TextSource) => Promise<VectorMatrix | VectorFile>;
 
 /**
  * Exact cosine over the chunks' embeddings (src/retrieve/semantic.ts); every chunk gets a score in [-1, 1], so each
  * question gets min(depth, chunks) hits. Chunks are embedded once when the factory runs, into one matrix (through
- * `embedMatrix` when given: no per-chunk copy; else through `embed`); questions in one batch per `searchBatch` call,
- * searched on worker threads for large matrices. When `embedMatrix` gives a {@link VectorFile}, the index reads it
+ * `embedMatrix` when given: no per-chunk copy, and no list of the chunk texts; else through `embed`, which gets them
+ * all in one list); questions in one batch per `searchBatch` call, searched on worker threads for large matrices. When `embedMatrix` gives a {@link VectorFile}, the index reads it
  * one shard of at most `shardBytes` (default 1 GiB) at a time, every question of the batch per shard, with the
  * resident index's results bit for bit (`buildVectorIndexFromFile`). `close()` stops the threads.
  */
 export function semanticRetriever(options: { embed: Embedder; embedMatrix?: MatrixEmbedder; shardBytes?: number }): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const ids = ctx.chunks.map((c) => c.id);
-    const texts = ctx.chunks.map((c) => c.text);
-    const rows = options.embedMatrix ? await options.embedMatrix(texts) : undefined;
+    const chunks = ctx.chunks;
+    const rows = options.embedMatrix ? await options.embedMatrix({ count: chunks.length, textAt: (i) => chunks[i].text }) : undefined;
     const index =
       rows instanceof VectorFile
         ? buildVectorIndexFromFile(ids, rows, options.shardBytes !== undefined ? { shardBytes: options.shardBytes } : {})
         : rows !== undefined
           ? buildVectorIndexFromMatrix(ids, rows)
-          : buildVectorIndex(ids, (await options.embed(texts, 'document')) as Float32Array[]);
+          : buildVectorIndex(ids, (await options.embed(chunks.map((c) => c.text), 'document')) as Float32Array[]);
     const searchBatch = async (qs: readonly RetrieverQuestion[], depth: number): Promise<RetrievedHit[][]> => {
       const qv = await options.embed(
         qs.map((q) => q.text),

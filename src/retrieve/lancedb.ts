@@ -61,6 +61,12 @@ export interface LancedbRetrieverOptions {
   /** Embeds texts (the sweep passes its cached embedder, as for `semanticRetriever`). */
   embed: Embedder;
   /**
+   * When given, the vectors of chunks [start, end) of the chunking (one per chunk, in order), used instead of
+   * `embed(texts, 'document')` for each written batch: the sweep reads them from its matrix by row, so no chunk text is
+   * read or kept to find them (issue 25 item 1). Checked and normalised as `embed`'s are.
+   */
+  documentRows?: (start: number, end: number) => Promise<readonly Float32Array[]> | readonly Float32Array[];
+  /**
    * Identifies the embedding model and everything that changes its vectors (e.g. the provider's cache key); part of
    * the table's name, so two models never share a table.
    */
@@ -384,10 +390,12 @@ export function lancedbRetriever(options: LancedbRetrieverOptions): RetrieverFac
       for (let start = 0; start < n; start += writeBatch) {
         ctx.signal.throwIfAborted();
         const slice = ctx.chunks.slice(start, start + writeBatch);
-        const vectors = await options.embed(
-          slice.map((c) => c.text),
-          'document',
-        );
+        const vectors = options.documentRows
+          ? await options.documentRows(start, start + slice.length)
+          : await options.embed(
+              slice.map((c) => c.text),
+              'document',
+            );
         if (vectors.length !== slice.length)
           throw new HarnessError('EMBEDDING_FAILED', `the embedder returned ${vectors.length} vectors for ${slice.length} chunks`, {
             remedy: 'the embedder must return one vector per text, in order',

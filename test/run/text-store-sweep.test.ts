@@ -8,6 +8,7 @@
  * documents) and must agree too.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ import type { SweepResult } from '../../src/types.js';
 import { compareResults } from '../../scripts/compare-results.js';
 import { loadDataset } from '../../src/load/dataset.js';
 
+const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const scifact = path.resolve(repo, '../shared/datasets/scifact');
 const MiB = 1024 ** 2;
@@ -87,6 +89,34 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
     expect(runs.length).toBe(3 * 2 * 3); // (keyword, semantic, hybrid) × (none, 256) × 3 k
     expect(compareResults(results.resident.out, results.file.out)).toEqual([]);
     expect(compareResults(results.resident.out, results.file.out.replace(/file$/, 'file-restored'))).toEqual([]);
+  });
+
+  it('the stored run embedded the same texts: same embedding stats, and the same cache keys and vector bytes (issue 25 item 1)', () => {
+    // The embedding reads stored chunk texts one at a time and deduplicates them by digest: the distinct texts, cache
+    // keys and rows must be the resident run's (both caches were new, so both runs embedded every distinct text).
+    type Emb = { documents: { requested: number; distinct: number; cacheHits: number; cacheMisses: number } };
+    const stats = (r: SweepResult) => {
+      const { requested, distinct, cacheHits, cacheMisses } = (r.manifest.embeddings as Emb[])[0].documents;
+      return { requested, distinct, cacheHits, cacheMisses };
+    };
+    const resident = stats(results.resident.result);
+    expect(resident.cacheHits).toBe(0);
+    expect(resident.distinct).toBe(resident.cacheMisses);
+    expect(stats(results.file.result)).toEqual(resident);
+    const rows = (cacheDir: string) => {
+      const db = new Database(path.join(cacheDir, 'embeddings.sqlite'), { readonly: true });
+      try {
+        return db.prepare('SELECT key, vec FROM embeddings ORDER BY key').all() as { key: string; vec: Buffer }[];
+      } finally {
+        db.close();
+      }
+    };
+    const a = rows(cacheOf('resident'));
+    const b = rows(cacheOf('file'));
+    // the chunk texts of both chunkings plus the questions (another role's keys), each stored once
+    expect(a.length).toBeGreaterThan(resident.distinct);
+    expect(b.map((r) => r.key)).toEqual(a.map((r) => r.key));
+    expect(b.every((r, i) => r.vec.equals(a[i].vec))).toBe(true);
   });
 
   it('the whole-document keyword nDCG@10 is the reference 0.6958720004492678 with the documents in a file', () => {

@@ -64,21 +64,22 @@ export const denseUnit: UnitKindHandler = {
       }
     }
     const matrix = e.matrices.get(st.key)!;
-    const rowOf = new Map<string, number>();
-    st.chunks.forEach((c, i) => rowOf.set(c.text, i));
     watch.progress('the LanceDB vector table write and index build');
-    // Document vectors come from the chunking's matrix (already normalised), queries from the query map.
+    // Document vectors come from the chunking's matrix (already normalised) by row, chunk i being row i: no chunk text
+    // is read for them (issue 25 item 1); queries from the query map.
+    const rowAt = (i: number): Float32Array => {
+      // a view into a resident matrix; a copy read from a vector file; the first d floats either way
+      if (!(matrix instanceof VectorFile)) return matrix.row(i).subarray(0, matrix.d);
+      const row = new Float32Array(matrix.dp);
+      matrix.readRow(i, row);
+      return row.subarray(0, matrix.d);
+    };
     const retriever = await lancedbRetriever({
-      embed: async (texts, role) =>
-        role === 'document'
-          ? texts.map((text) => {
-              // a view into a resident matrix; a copy read from a vector file; the first d floats either way
-              if (!(matrix instanceof VectorFile)) return matrix.row(rowOf.get(text)!).subarray(0, matrix.d);
-              const row = new Float32Array(matrix.dp);
-              matrix.readRow(rowOf.get(text)!, row);
-              return row.subarray(0, matrix.d);
-            })
-          : texts.map((text) => e.queries.get(text)!),
+      documentRows: (start, end) => Array.from({ length: end - start }, (_, j) => rowAt(start + j)),
+      embed: async (texts, role) => {
+        if (role === 'document') throw new Error('the sweep gives LanceDB its document vectors by row (documentRows)');
+        return texts.map((text) => e.queries.get(text)!);
+      },
       modelKey: handle.provider.cacheKey('document'),
       index: unit.params.index as Parameters<typeof lancedbRetriever>[0]['index'],
       onProgress: () => watch.progress(),

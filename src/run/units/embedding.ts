@@ -19,7 +19,7 @@ import type { PlanUnit } from '../../plan/graph.js';
 import { createProvider } from '../../embed/registry.js';
 import type { EmbeddingProvider } from '../../embed/provider.js';
 import { embeddingSpecKey } from '../../embed/cache.js';
-import { embedTexts, embedTextsToFiles, embedTextsToMatrices, type EmbedStats } from '../../embed/embed-texts.js';
+import { embedTexts, embedTextsToFiles, embedTextsToMatrices, type EmbedStats, type TextSource } from '../../embed/embed-texts.js';
 import { vectorMatrixBytes, type VectorMatrix } from '../../retrieve/vector-matrix.js';
 import { VectorFile } from '../../retrieve/vector-file.js';
 import { DEFAULT_MEMORY_BYTES, memoryShares } from '../../config/memory.js';
@@ -176,9 +176,10 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
   const start = (): Promise<Embedded> =>
     (embedded ??= (async () => {
       // Every chunking's chunk texts go straight into that chunking's matrix (or vector file); each distinct text is
-      // embedded once.
+      // embedded once. The texts are read one at a time, not listed (issue 25 item 1: a chunk of a stored document
+      // reads its text from disk; a list of every chunk text would hold copies of the corpus for the whole embedding).
       const stage = `embed ${spec.label}`;
-      const groups = live.map((st) => st.chunks.map((c) => c.text));
+      const groups: TextSource[] = live.map((st) => ({ count: st.chunks.length, textAt: (i: number) => st.chunks[i].text }));
       const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done: number, total: number) => {
           for (const l of listeners) l();
           ctx.emit({ kind: 'progress', stage, done, total });
