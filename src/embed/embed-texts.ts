@@ -361,8 +361,8 @@ function dedupe(sources: readonly TextSource[]): Distinct {
 /**
  * Step 2 of {@link embedDistinct}: looks every distinct text up in `cache` under
  * {@link embeddingCacheKey}`(providerKey, text)`, built from its cache digest, and calls `sink(s, vector, true)` and
- * sets `have[s] = 1` for each hit of length `dimensions`. The key strings (272 bytes of heap each for glove-100d,
- * 2.4 million of them for a 1M-document grid) live only during this call; the cache writes of step 3 rebuild a
+ * sets `have[s] = 1` for each hit of length `dimensions`. The key strings (272 bytes of heap each for glove-100d)
+ * are built {@link LOOKUP_SLICE} at a time and live only during one `visit`; the cache writes of step 3 rebuild a
  * miss's key from its digest the same way.
  */
 function lookUp(
@@ -373,13 +373,23 @@ function lookUp(
   have: Uint8Array,
   sink: (s: number, v: Float32Array, transient: boolean) => void,
 ): void {
-  const keys = Array.from({ length: total }, (_, s) => keyOf(s));
-  cache.visit(keys, (s, v) => {
-    if (v.length !== dimensions) return; // another model's vector under a colliding key: a miss
-    sink(s, v, true);
-    have[s] = 1;
-  });
+  for (let from = 0; from < total; from += LOOKUP_SLICE) {
+    const keys = Array.from({ length: Math.min(LOOKUP_SLICE, total - from) }, (_, j) => keyOf(from + j));
+    cache.visit(keys, (j, v) => {
+      if (v.length !== dimensions) return; // another model's vector under a colliding key: a miss
+      sink(from + j, v, true);
+      have[from + j] = 1;
+    });
+  }
 }
+
+/**
+ * Keys per {@link EmbeddingCache.visit} call of the lookup: the call holds its keys and a map over them (about 350
+ * bytes a key), so a 1M-document grid's 1.76 million keys in one call held about 0.6 GB, and past 2^24 keys the map
+ * would not be built at all. Each call is its own transaction and clock tick: the rows a lookup serves are marked
+ * recent slice by slice, which changes only the order the LRU prunes them in among themselves.
+ */
+const LOOKUP_SLICE = 1 << 16;
 
 /**
  * Steps 2 and 3 of {@link embedTexts} over distinct texts: calls `sink(s, vector, transient)` once per distinct text
