@@ -483,7 +483,14 @@ export class EmbeddingCache {
    * Throws `HarnessError('CACHE_FAILED')`.
    */
   countPresent(providerKey: string, texts: readonly string[]): number {
-    const keys = [...new Set(texts)].map((t) => embeddingCacheKey(providerKey, t));
+    return this.countPresentKeys([...new Set(texts)].map((t) => embeddingCacheKey(providerKey, t)));
+  }
+
+  /**
+   * {@link countPresent} over cache keys ({@link embeddingCacheKey}) instead of texts: how many of `keys` hold a
+   * vector (a key given twice in one call counts once per `IN` group of 500). Throws `HarnessError('CACHE_FAILED')`.
+   */
+  countPresentKeys(keys: readonly string[]): number {
     let n = 0;
     try {
       for (let s = 0; s < keys.length; s += IN_CHUNK) {

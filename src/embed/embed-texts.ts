@@ -317,6 +317,14 @@ const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed
 const ILL_FORMED_TAG = Buffer.from([0xff]);
 
 /**
+ * The identity under which the embedding deduplicates `text` (see {@link embedTexts}): sha256 of its UTF-8 for a
+ * well-formed text (then also its cache digest), sha256(0xFF ‖ UTF-16LE) for one with a lone surrogate. 32 bytes.
+ */
+export function textIdentity(text: string): Buffer {
+  return wellFormed(text) ? utf8Digest(text) : createHash('sha256').update(ILL_FORMED_TAG).update(text, 'utf16le').digest();
+}
+
+/**
  * The distinct texts over all sources in first-seen order (source by source, text by text), each text read once.
  * Identity is the digest described in {@link embedTexts}: sha256(UTF-8) for a well-formed text (also its cache
  * digest), sha256(0xFF ‖ UTF-16LE) for one with a lone surrogate (whose cache digest, sha256 of its UTF-8 with U+FFFD
@@ -334,7 +342,7 @@ function dedupe(sources: readonly TextSource[]): Distinct {
     for (let i = 0; i < src.count; i++) {
       const text = src.textAt(i);
       const ok = wellFormed(text);
-      const key = ok ? utf8Digest(text) : createHash('sha256').update(ILL_FORMED_TAG).update(text, 'utf16le').digest();
+      const key = ok ? utf8Digest(text) : textIdentity(text);
       const before = table.size;
       const s = table.add(key);
       if (s === before) {

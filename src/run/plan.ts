@@ -8,12 +8,14 @@
  * nothing but the cache's `CREATE TABLE IF NOT EXISTS` on open. Fails with the same HarnessError, and the same message,
  * the sweep would give for the same input.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { BYTES_PER_CONFIGURATION_QUESTION, DEFAULT_MEMORY_BYTES, memoryFloor } from '../config/memory.js';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
-import { chunkDocuments, defaultTokenizer } from '../chunk/chunker.js';
+import { defaultTokenizer, forEachChunk } from '../chunk/chunker.js';
 import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
+import { DigestTable, textIdentity } from '../embed/embed-texts.js';
 import type { Dataset, Level } from '../types.js';
 import type { Plan, UnitKind } from '../plan/graph.js';
 import { corpusResidence, prepareSweep, type Front } from './front.js';
@@ -146,14 +148,30 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
 
   const tokenizer = defaultTokenizer();
   const chunkings: PlannedChunking[] = [];
-  const textsOf = new Map<string, string[]>();
+  const embeddingUnits = graph.units.filter((u) => u.kind === 'embedding');
+  // Per embedding unit, the distinct chunk texts of the chunkings it serves, by digest (embed-texts.ts's identity):
+  // no chunk and no text is kept, so a corpus of any size is counted in the memory of its distinct texts' digests.
+  const distinctOf = new Map(embeddingUnits.map((u) => [u.id, { table: new DigestTable(), illFormed: new Map<number, Buffer>() }]));
   for (const u of graph.units.filter((x) => x.kind === 'chunking')) {
     const key = u.id.slice('chunking:'.length);
+    const tables = embeddingUnits.filter((e) => e.inputs.includes(u.id)).map((e) => distinctOf.get(e.id)!);
     try {
-      const chunks = chunkDocuments(dataset.docs, { size: u.params.size as number | null, overlap: u.params.overlap as number }, tokenizer);
-      textsOf.set(u.id, chunks.map((c) => c.text));
-      const tokens = chunks.reduce((s, c) => s + c.tokens, 0);
-      chunkings.push({ key, chunks: chunks.length, meanTokens: chunks.length === 0 ? 0 : tokens / chunks.length });
+      let count = 0;
+      let tokens = 0;
+      forEachChunk(dataset.docs, { size: u.params.size as number | null, overlap: u.params.overlap as number }, tokenizer, {}, (c) => {
+        count++;
+        tokens += c.tokens;
+        if (tables.length === 0) return;
+        const identity = textIdentity(c.text);
+        const wellFormed = (c.text as unknown as { isWellFormed(): boolean }).isWellFormed();
+        for (const t of tables) {
+          const before = t.table.size;
+          const slot = t.table.add(identity);
+          // a text with a lone surrogate: its cache key is the digest of its UTF-8 (U+FFFD in place), not its identity
+          if (slot === before && !wellFormed) t.illFormed.set(slot, cacheDigestOf(c.text));
+        }
+      });
+      chunkings.push({ key, chunks: count, meanTokens: count === 0 ? 0 : tokens / count });
     } catch (e) {
       const error = `chunking ${key} failed: ${e instanceof Error ? e.message : String(e)}`;
       chunkings.push({ key, chunks: 0, meanTokens: 0, error });
@@ -164,7 +182,6 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
   const cacheFile = path.join(path.resolve(config.cacheDir), 'embeddings.sqlite');
   const cacheExists = existsSync(cacheFile);
   const models: PlannedModel[] = [];
-  const embeddingUnits = graph.units.filter((u) => u.kind === 'embedding');
   if (embeddingUnits.length > 0) {
     const queries = [...new Set(scored.map((q) => q.text))];
     const cache = cacheExists ? EmbeddingCache.open(cacheFile) : undefined;
@@ -172,16 +189,17 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
       for (const u of embeddingUnits) {
         const spec = config.embeddings.find((e) => e.label === u.params.label)!;
         // The texts its embedding unit embeds: every distinct chunk text of the chunkings it serves.
-        const documents = [...new Set(u.inputs.flatMap((id) => textsOf.get(id) ?? []))];
+        const distinct = distinctOf.get(u.id)!;
+        const documents = distinct.table.size;
         const record = cache?.throughput(embeddingSpecKey(spec));
         const hits =
-          cache && record ? cache.countPresent(record.documentKey, documents) + cache.countPresent(record.queryKey, queries) : null;
-        const toEmbed = documents.length + queries.length - (hits ?? 0);
+          cache && record ? countPresentDigests(cache, record.documentKey, distinct) + cache.countPresent(record.queryKey, queries) : null;
+        const toEmbed = documents + queries.length - (hits ?? 0);
         const rate = record ? record.textsPerSecond : null;
         models.push({
           label: spec.label,
           model: spec.model,
-          documentTexts: documents.length,
+          documentTexts: documents,
           queryTexts: queries.length,
           cacheHits: hits,
           toEmbed,
@@ -308,4 +326,26 @@ export function formatPlan(plan: SweepPlan): string {
   );
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** sha256 of `text` as UTF-8: the digest in its embedding cache key ({@link embeddingCacheKey}). */
+const cacheDigestOf = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * How many of an embedding unit's distinct chunk texts (`distinct`, by digest) hold a vector under `providerKey` in
+ * `cache`: their keys are rebuilt from the digests 65,536 at a time, so no more than that many key strings (about
+ * 270 bytes each) live at once.
+ */
+function countPresentDigests(cache: EmbeddingCache, providerKey: string, distinct: { table: DigestTable; illFormed: Map<number, Buffer> }): number {
+  const SLICE = 1 << 16;
+  let n = 0;
+  for (let from = 0; from < distinct.table.size; from += SLICE) {
+    const keys: string[] = [];
+    for (let s = from; s < Math.min(distinct.table.size, from + SLICE); s++) {
+      const digest = distinct.illFormed.get(s) ?? distinct.table.digest(s);
+      keys.push(`${providerKey}\u0000${Buffer.from(digest.buffer, digest.byteOffset, 32).toString('hex')}`);
+    }
+    n += cache.countPresentKeys(keys);
+  }
+  return n;
 }
