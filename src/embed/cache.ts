@@ -75,6 +75,14 @@ function allFinite(v: Float32Array): boolean {
   return true;
 }
 
+/**
+ * {@link embeddingCacheKey} from the text's SHA-256 of its UTF-8 (`digest`, its first 32 bytes) instead of the text:
+ * for callers that keep digests, not texts (embed-texts.ts, validate's estimate).
+ */
+export function embeddingCacheKeyOfDigest(providerKey: string, digest: Uint8Array): string {
+  return `${providerKey}\u0000${Buffer.from(digest.buffer, digest.byteOffset, 32).toString('hex')}`;
+}
+
 /** `providerKey + '\u0000' + sha256(text)`: the cache key of one text for one provider role. */
 export function embeddingCacheKey(providerKey: string, text: string): string {
   return `${providerKey}\u0000${sha256Text(text)}`;

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HarnessError } from '../errors.js';
-import { embeddingCacheKey, type EmbeddingCache } from './cache.js';
+import { embeddingCacheKey, embeddingCacheKeyOfDigest, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
 import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
@@ -320,8 +320,43 @@ const ILL_FORMED_TAG = Buffer.from([0xff]);
  * The identity under which the embedding deduplicates `text` (see {@link embedTexts}): sha256 of its UTF-8 for a
  * well-formed text (then also its cache digest), sha256(0xFF ‖ UTF-16LE) for one with a lone surrogate. 32 bytes.
  */
-export function textIdentity(text: string): Buffer {
+function textIdentity(text: string): Buffer {
   return wellFormed(text) ? utf8Digest(text) : createHash('sha256').update(ILL_FORMED_TAG).update(text, 'utf16le').digest();
+}
+
+/**
+ * Distinct texts by digest, numbered 0, 1, 2, … in first-seen order: the embedding's deduplication
+ * ({@link textIdentity} in a {@link DigestTable}), with each text's cache digest (sha256 of its UTF-8; kept apart
+ * only for the rare text with a lone surrogate, whose identity differs). No string is kept. Used by the embedding and
+ * by `validate`'s estimate (run/plan.ts), so both count the same texts.
+ */
+export class TextDigests {
+  private readonly table: DigestTable;
+  private readonly illFormed = new Map<number, Uint8Array>();
+
+  /** `expected`: texts to make room for at once (≥ 0). */
+  constructor(expected = 0) {
+    this.table = new DigestTable(expected);
+  }
+
+  /** Distinct texts added. */
+  get size(): number {
+    return this.table.size;
+  }
+
+  /** The number of `text`: an earlier text's when equal to it, else `size` before the call (it is added). */
+  add(text: string): number {
+    const ok = wellFormed(text);
+    const before = this.table.size;
+    const s = this.table.add(ok ? utf8Digest(text) : textIdentity(text));
+    if (s === before && !ok) this.illFormed.set(s, utf8Digest(text));
+    return s;
+  }
+
+  /** Text s's SHA-256 of its UTF-8: the digest in its cache key ({@link embeddingCacheKeyOfDigest}). */
+  cacheDigest(s: number): Uint8Array {
+    return this.illFormed.get(s) ?? this.table.digest(s);
+  }
 }
 
 /**
@@ -332,37 +367,33 @@ export function textIdentity(text: string): Buffer {
  */
 function dedupe(sources: readonly TextSource[]): Distinct {
   const total = sources.reduce((a, src) => a + src.count, 0);
-  const table = new DigestTable(total);
+  const digests = new TextDigests(total);
   const lengths = new Int32Array(total);
   const firstGroup = new Int32Array(total);
   const firstRow = new Int32Array(total);
-  const illFormed = new Map<number, Uint8Array>();
   const where = sources.map((src, g) => {
     const w = new Int32Array(src.count);
     for (let i = 0; i < src.count; i++) {
       const text = src.textAt(i);
-      const ok = wellFormed(text);
-      const key = ok ? utf8Digest(text) : textIdentity(text);
-      const before = table.size;
-      const s = table.add(key);
+      const before = digests.size;
+      const s = digests.add(text);
       if (s === before) {
         lengths[s] = text.length;
         firstGroup[s] = g;
         firstRow[s] = i;
-        if (!ok) illFormed.set(s, utf8Digest(text));
       }
       w[i] = s;
     }
     return w;
   });
   return {
-    size: table.size,
+    size: digests.size,
     where,
     lengths,
     firstGroup,
     firstRow,
     textOf: (s) => sources[firstGroup[s]].textAt(firstRow[s]),
-    cacheDigest: (s) => illFormed.get(s) ?? table.digest(s),
+    cacheDigest: (s) => digests.cacheDigest(s),
   };
 }
 
@@ -417,10 +448,7 @@ async function embedDistinct(
 
   // 2. cache lookup
   const providerKey = provider.cacheKey(role);
-  const keyOf = (s: number): string => {
-    const d = distinct.cacheDigest(s);
-    return `${providerKey}\u0000${Buffer.from(d.buffer, d.byteOffset, 32).toString('hex')}`;
-  };
+  const keyOf = (s: number): string => embeddingCacheKeyOfDigest(providerKey, distinct.cacheDigest(s));
   if (opts.cache && total > 0) lookUp(opts.cache, keyOf, total, provider.dimensions, have, sink);
   const missing: number[] = [];
   for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);

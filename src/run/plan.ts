@@ -8,14 +8,13 @@
  * nothing but the cache's `CREATE TABLE IF NOT EXISTS` on open. Fails with the same HarnessError, and the same message,
  * the sweep would give for the same input.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { BYTES_PER_CONFIGURATION_QUESTION, DEFAULT_MEMORY_BYTES, memoryFloor } from '../config/memory.js';
 import path from 'node:path';
 import type { SweepConfig } from '../config/schema.js';
 import { defaultTokenizer, forEachChunk } from '../chunk/chunker.js';
-import { EmbeddingCache, embeddingSpecKey } from '../embed/cache.js';
-import { DigestTable, textIdentity } from '../embed/embed-texts.js';
+import { EmbeddingCache, embeddingCacheKeyOfDigest, embeddingSpecKey } from '../embed/cache.js';
+import { TextDigests } from '../embed/embed-texts.js';
 import type { Dataset, Level } from '../types.js';
 import type { Plan, UnitKind } from '../plan/graph.js';
 import { corpusResidence, prepareSweep, type Front } from './front.js';
@@ -151,7 +150,7 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
   const embeddingUnits = graph.units.filter((u) => u.kind === 'embedding');
   // Per embedding unit, the distinct chunk texts of the chunkings it serves, by digest (embed-texts.ts's identity):
   // no chunk and no text is kept, so a corpus of any size is counted in the memory of its distinct texts' digests.
-  const distinctOf = new Map(embeddingUnits.map((u) => [u.id, { table: new DigestTable(), illFormed: new Map<number, Buffer>() }]));
+  const distinctOf = new Map(embeddingUnits.map((u) => [u.id, new TextDigests()]));
   for (const u of graph.units.filter((x) => x.kind === 'chunking')) {
     const key = u.id.slice('chunking:'.length);
     const tables = embeddingUnits.filter((e) => e.inputs.includes(u.id)).map((e) => distinctOf.get(e.id)!);
@@ -161,15 +160,7 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
       forEachChunk(dataset.docs, { size: u.params.size as number | null, overlap: u.params.overlap as number }, tokenizer, {}, (c) => {
         count++;
         tokens += c.tokens;
-        if (tables.length === 0) return;
-        const identity = textIdentity(c.text);
-        const wellFormed = (c.text as unknown as { isWellFormed(): boolean }).isWellFormed();
-        for (const t of tables) {
-          const before = t.table.size;
-          const slot = t.table.add(identity);
-          // a text with a lone surrogate: its cache key is the digest of its UTF-8 (U+FFFD in place), not its identity
-          if (slot === before && !wellFormed) t.illFormed.set(slot, cacheDigestOf(c.text));
-        }
+        for (const t of tables) t.add(c.text);
       });
       chunkings.push({ key, chunks: count, meanTokens: count === 0 ? 0 : tokens / count });
     } catch (e) {
@@ -190,7 +181,7 @@ function planFrom(front: Front, warnings: string[]): SweepPlan {
         const spec = config.embeddings.find((e) => e.label === u.params.label)!;
         // The texts its embedding unit embeds: every distinct chunk text of the chunkings it serves.
         const distinct = distinctOf.get(u.id)!;
-        const documents = distinct.table.size;
+        const documents = distinct.size;
         const record = cache?.throughput(embeddingSpecKey(spec));
         const hits =
           cache && record ? countPresentDigests(cache, record.documentKey, distinct) + cache.countPresent(record.queryKey, queries) : null;
@@ -328,23 +319,17 @@ export function formatPlan(plan: SweepPlan): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** sha256 of `text` as UTF-8: the digest in its embedding cache key ({@link embeddingCacheKey}). */
-const cacheDigestOf = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-
 /**
- * How many of an embedding unit's distinct chunk texts (`distinct`, by digest) hold a vector under `providerKey` in
- * `cache`: their keys are rebuilt from the digests 65,536 at a time, so no more than that many key strings (about
- * 270 bytes each) live at once.
+ * How many of an embedding unit's distinct chunk texts (`distinct`) hold a vector under `providerKey` in `cache`:
+ * their keys are rebuilt from the digests 65,536 at a time, so no more than that many key strings (about 270 bytes
+ * each) live at once.
  */
-function countPresentDigests(cache: EmbeddingCache, providerKey: string, distinct: { table: DigestTable; illFormed: Map<number, Buffer> }): number {
+function countPresentDigests(cache: EmbeddingCache, providerKey: string, distinct: TextDigests): number {
   const SLICE = 1 << 16;
   let n = 0;
-  for (let from = 0; from < distinct.table.size; from += SLICE) {
+  for (let from = 0; from < distinct.size; from += SLICE) {
     const keys: string[] = [];
-    for (let s = from; s < Math.min(distinct.table.size, from + SLICE); s++) {
-      const digest = distinct.illFormed.get(s) ?? distinct.table.digest(s);
-      keys.push(`${providerKey}\u0000${Buffer.from(digest.buffer, digest.byteOffset, 32).toString('hex')}`);
-    }
+    for (let s = from; s < Math.min(distinct.size, from + SLICE); s++) keys.push(embeddingCacheKeyOfDigest(providerKey, distinct.cacheDigest(s)));
     n += cache.countPresentKeys(keys);
   }
   return n;
