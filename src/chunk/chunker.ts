@@ -27,6 +27,7 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
+import { nextPreTokenEnd } from './pretokens.js';
 import { splitText, type SplitCounter, type SplitOptions } from './splitter.js';
 
 /** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
@@ -49,6 +50,7 @@ export function countTokens(tokenizer: Tokenizer, text: string, limit = Infinity
 }
 
 let cl100k: Tokenizer | undefined;
+let cl100kEncoding: Tiktoken | undefined;
 
 /** Distinct pre-tokens remembered by {@link defaultTokenizer} before its memo is cleared (bounds memory). */
 const PRETOKEN_MEMO_LIMIT = 500_000;
@@ -60,27 +62,47 @@ const PRETOKEN_MEMO_LIMIT = 500_000;
  * Two differences from calling js-tiktoken directly, neither changing the tokens of ordinary text:
  * - special-token text such as `<|endoftext|>` inside a document is encoded as ordinary text instead of throwing;
  * - speed: tiktoken cuts text with the encoding's pre-token pattern (`pat_str`) and byte-pair-encodes each pre-token
- *   independently; we do the cut ourselves and memoise each pre-token's tokens, because SentenceSplitter re-encodes
- *   the same text many times (whole text, then each split). js-tiktoken alone spends ~1 s per 300k tokens.
- *   A test checks the ids equal js-tiktoken's on varied text.
+ *   independently; we do the cut ourselves, with a hand-written scanner that gives the regex's pre-tokens without
+ *   building match objects (`pretokens.ts`, {@link nextPreTokenEnd}), and memoise each pre-token's tokens, because
+ *   SentenceSplitter re-encodes the same text many times (whole text, then each split). js-tiktoken alone spends
+ *   ~1 s per 300k tokens. Tests check the pre-tokens equal the regex's and the ids equal js-tiktoken's.
  *
- * Built once, lazily (loading the ranks takes about 0.2 s).
+ * Built once, lazily (loading the ranks takes about 0.2 s). Same as `cl100kTokenizer({ cut: 'scanner' })`, shared.
  */
 export function defaultTokenizer(): Tokenizer {
-  if (cl100k === undefined) {
-    const encoding = new Tiktoken(cl100kBase);
+  if (cl100k === undefined) cl100k = cl100kTokenizer();
+  return cl100k;
+}
+
+/** Options of {@link cl100kTokenizer}. */
+export interface Cl100kOptions {
+  /**
+   * How text is cut into pre-tokens: `scanner` (default; `pretokens.ts`) or `regex` (`text.matchAll` of
+   * `cl100kBase.pat_str` with flags `gu`, the tokenizer before session 11: the reference of the tests and the bench).
+   * Both give the same pre-tokens, so the same ids.
+   */
+  cut?: 'scanner' | 'regex';
+}
+
+/**
+ * A new `cl100k_base` tokenizer with its own pre-token memo (at most 500,000 distinct pre-tokens, then cleared);
+ * see {@link defaultTokenizer}, which is the shared one to use. The ranks are loaded once per process.
+ */
+export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
+  const encoding = (cl100kEncoding ??= new Tiktoken(cl100kBase));
+  const memo = new Map<string, number[]>();
+  const idsOf = (pre: string): number[] => {
+    let ids = memo.get(pre);
+    if (ids === undefined) {
+      ids = encoding.encode(pre, [], []);
+      if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
+      memo.set(pre, ids);
+    }
+    return ids;
+  };
+  if (options.cut === 'regex') {
     const pattern = new RegExp(cl100kBase.pat_str, 'gu');
-    const memo = new Map<string, number[]>();
-    const idsOf = (pre: string): number[] => {
-      let ids = memo.get(pre);
-      if (ids === undefined) {
-        ids = encoding.encode(pre, [], []);
-        if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
-        memo.set(pre, ids);
-      }
-      return ids;
-    };
-    cl100k = {
+    return {
       name: 'cl100k_base',
       encode(text: string): number[] {
         const out: number[] = [];
@@ -88,7 +110,6 @@ export function defaultTokenizer(): Tokenizer {
         return out;
       },
       count(text: string, limit = Infinity): number {
-        // Pre-tokens are cut left to right and each adds ≥ 0 tokens, so a partial sum above `limit` settles it.
         let n = 0;
         for (const m of text.matchAll(pattern)) {
           n += idsOf(m[0]).length;
@@ -98,7 +119,29 @@ export function defaultTokenizer(): Tokenizer {
       },
     };
   }
-  return cl100k;
+  return {
+    name: 'cl100k_base',
+    encode(text: string): number[] {
+      const out: number[] = [];
+      for (let i = 0; i < text.length; ) {
+        const e = nextPreTokenEnd(text, i);
+        for (const id of idsOf(text.slice(i, e))) out.push(id);
+        i = e;
+      }
+      return out;
+    },
+    count(text: string, limit = Infinity): number {
+      // Pre-tokens are cut left to right and each adds ≥ 0 tokens, so a partial sum above `limit` settles it.
+      let n = 0;
+      for (let i = 0; i < text.length; ) {
+        const e = nextPreTokenEnd(text, i);
+        n += idsOf(text.slice(i, e)).length;
+        if (n > limit) return n;
+        i = e;
+      }
+      return n;
+    },
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { describe, expect, it } from 'vitest';
 import { alignChunks } from '../../src/chunk/align.js';
-import { chunkDocuments, chunkingKey, defaultTokenizer, type Tokenizer } from '../../src/chunk/chunker.js';
+import { chunkDocuments, chunkingKey, cl100kTokenizer, defaultTokenizer, type Tokenizer } from '../../src/chunk/chunker.js';
 import { isHarnessError } from '../../src/errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../../src/types.js';
 
@@ -261,8 +261,24 @@ describe('defaultTokenizer (cl100k_base)', () => {
       '日本語のテキストと 😀 emoji, café naïve',
       '    leading and trailing    ',
       'LMP-204 x86_64 e.g. http://zinc15.docking.org/substances?q=1',
+      // the pre-token scanner's edge cases (src/chunk/pretokens.ts): contractions in mixed case and U+2019, digit
+      // runs, CR/LF mixes before letters and punctuation, NBSP, U+2028, ideographic space, combining marks, astral
+      // letters and digits, emoji, lone surrogates
+      "I'LL'Ve'rE 'x it\u2019s n't",
+      '1 12 123 1234 12345 123456 1234567 ² ½ ٣ \u{1D7CE}\u{1D7CF}',
+      'a\r\n\r\nb \n \n  c\t\td .\r\n\ne \r\r',
+      'x\u00a0y\u2028z\u3000日本\u3000 語 e\u0301t\u0301e\u0301',
+      '\u{1D400}\u{1D401} 😀x 👍🏽!! \ud83d \ude00a a\ud83d',
+      '   ',
+      '',
     ];
-    for (const s of samples) expect(Array.from(defaultTokenizer().encode(s))).toEqual(reference.encode(s, [], []));
+    const regexCut = cl100kTokenizer({ cut: 'regex' });
+    for (const s of samples) {
+      const ids = reference.encode(s, [], []);
+      expect(Array.from(defaultTokenizer().encode(s))).toEqual(ids);
+      expect(Array.from(regexCut.encode(s))).toEqual(ids);
+      expect(defaultTokenizer().count!(s)).toBe(ids.length);
+    }
   });
 
   it('js-tiktoken quirk: special-token text in a document throws there; ours encodes it as ordinary text', () => {
