@@ -9,14 +9,17 @@
  * - the cut alone: pre-tokens of every document, regex `matchAll` against `nextPreTokenEnd` (and that the two cuts are
  *   equal);
  * - `count()` of every document (the work of chunking `none`), each tokenizer's pre-token memo warmed by one untimed
- *   pass first; tokens per second = tokens of the corpus / median seconds;
+ *   pass first; tokens per second = tokens of the corpus / median seconds; beside them, the scanner with the old
+ *   `Map` memo (a slice per pre-token), to show what the cut and the memo each give (order rotated each repetition);
  * - `chunkDocuments` over SciFact, single thread, for `none` and 256/16, with a fresh tokenizer per repetition (cold
- *   memo, as a worker starts), and whether the chunks (ids, start, end, tokens) are identical.
+ *   memo, as a worker starts) and with one warmed tokenizer each (warm memo, as a worker deep into a large corpus),
+ *   and whether the chunks (ids, start, end, tokens) are identical.
  * Prints a Markdown table on stdout; `cat /proc/loadavg` before and after on stderr. Default 7 repetitions.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { chunkDocuments, cl100kTokenizer, type Tokenizer } from '../src/chunk/chunker.js';
 import { nextPreTokenEnd } from '../src/chunk/pretokens.js';
@@ -108,19 +111,40 @@ async function main(): Promise<void> {
       `| ${corpus.name} | cut: million pre-tokens / s | ${fmt(preOld / cutOld / 1e6)} | ${fmt(preNew / cutNew / 1e6)} | ${(cutOld / cutNew).toFixed(2)} | ${cutsEqual && preOld === preNew} |`,
     );
 
-    // count() with a warm memo.
+    // count() with a warm memo: regex + Map (old), scanner + Map (the cut alone changed), scanner + PreTokenMemo (new).
     const oldTok = cl100kTokenizer({ cut: 'regex' });
     const newTok = cl100kTokenizer({ cut: 'scanner' });
-    const countAll = (t: Tokenizer): number => docs.reduce((s, d) => s + t.count!(d.text), 0);
-    const tokens = countAll(oldTok);
-    const countsEqual = tokens === countAll(newTok) && docs.every((d) => oldTok.count!(d.text) === newTok.count!(d.text));
-    const [countOld, countNew] = alternated(
-      reps,
-      () => void countAll(oldTok),
-      () => void countAll(newTok),
-    );
+    const encoding = new Tiktoken(cl100kBase);
+    const map = new Map<string, number[]>();
+    const midCount = (text: string): number => {
+      let n = 0;
+      for (let i = 0; i < text.length; ) {
+        const e = nextPreTokenEnd(text, i);
+        const pre = text.slice(i, e);
+        let ids = map.get(pre);
+        if (ids === undefined) map.set(pre, (ids = encoding.encode(pre, [], [])));
+        n += ids.length;
+        i = e;
+      }
+      return n;
+    };
+    const countAll = (count: (text: string) => number): number => docs.reduce((s, d) => s + count(d.text), 0);
+    const tokens = countAll((t) => oldTok.count!(t));
+    const countsEqual =
+      tokens === countAll((t) => newTok.count!(t)) &&
+      tokens === countAll(midCount) &&
+      docs.every((d) => oldTok.count!(d.text) === newTok.count!(d.text));
+    const times: [number[], number[], number[]] = [[], [], []];
+    const variants = [() => countAll((t) => oldTok.count!(t)), () => countAll(midCount), () => countAll((t) => newTok.count!(t))];
+    for (let r = 0; r < reps; r++) {
+      for (let v = 0; v < 3; v++) {
+        const which = (v + r) % 3; // rotate the order each repetition
+        times[which].push(seconds(() => void variants[which]!()));
+      }
+    }
+    const [countOld, countMid, countNew] = times.map(median) as [number, number, number];
     rows.push(
-      `| ${corpus.name} | count(), warm memo: million tokens / s (${tokens} tokens) | ${fmt(tokens / countOld / 1e6)} | ${fmt(tokens / countNew / 1e6)} | ${(countOld / countNew).toFixed(2)} | ${countsEqual} |`,
+      `| ${corpus.name} | count(), warm memo: million tokens / s (${tokens} tokens) | ${fmt(tokens / countOld / 1e6)} | ${fmt(tokens / countNew / 1e6)} (scanner + Map: ${fmt(tokens / countMid / 1e6)}) | ${(countOld / countNew).toFixed(2)} | ${countsEqual} |`,
     );
 
     if (corpus.name !== 'SciFact') continue;
@@ -139,6 +163,20 @@ async function main(): Promise<void> {
       const equal = a.length === b.length && a.every((c, i) => key(c) === key(b[i]!));
       rows.push(
         `| ${corpus.name} | chunkDocuments ${label}, cold memo: s (${a.length} chunks) | ${fmt(tOld)} | ${fmt(tNew)} | ${(tOld / tNew).toFixed(2)} | ${equal} |`,
+      );
+      // Warm: one tokenizer each, warmed by an untimed pass (a worker deep into a large corpus).
+      const warmOld = cl100kTokenizer({ cut: 'regex' });
+      const warmNew = cl100kTokenizer({ cut: 'scanner' });
+      chunkDocuments(docs, spec, warmOld);
+      chunkDocuments(docs, spec, warmNew);
+      const [wOld, wNew] = alternated(
+        reps,
+        () => void (a = chunkDocuments(docs, spec, warmOld)),
+        () => void (b = chunkDocuments(docs, spec, warmNew)),
+      );
+      const warmEqual = a.length === b.length && a.every((c, i) => key(c) === key(b[i]!));
+      rows.push(
+        `| ${corpus.name} | chunkDocuments ${label}, warm memo: s | ${fmt(wOld)} | ${fmt(wNew)} | ${(wOld / wNew).toFixed(2)} | ${warmEqual} |`,
       );
     }
   }

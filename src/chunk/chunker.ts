@@ -27,7 +27,7 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
-import { nextPreTokenEnd } from './pretokens.js';
+import { nextPreTokenEnd, PreTokenMemo } from './pretokens.js';
 import { splitText, type SplitCounter, type SplitOptions } from './splitter.js';
 
 /** A tokenizer: chunk sizes and overlaps are counted in its tokens (the length of what `encode` returns). */
@@ -63,9 +63,10 @@ const PRETOKEN_MEMO_LIMIT = 500_000;
  * - special-token text such as `<|endoftext|>` inside a document is encoded as ordinary text instead of throwing;
  * - speed: tiktoken cuts text with the encoding's pre-token pattern (`pat_str`) and byte-pair-encodes each pre-token
  *   independently; we do the cut ourselves, with a hand-written scanner that gives the regex's pre-tokens without
- *   building match objects (`pretokens.ts`, {@link nextPreTokenEnd}), and memoise each pre-token's tokens, because
- *   SentenceSplitter re-encodes the same text many times (whole text, then each split). js-tiktoken alone spends
- *   ~1 s per 300k tokens. Tests check the pre-tokens equal the regex's and the ids equal js-tiktoken's.
+ *   building match objects (`pretokens.ts`, {@link nextPreTokenEnd}), and memoise each pre-token's tokens, looked up
+ *   by its range of the text without slicing it ({@link PreTokenMemo}), because SentenceSplitter re-encodes the same
+ *   text many times (whole text, then each split) and corpora repeat their words. js-tiktoken alone spends ~1 s per
+ *   300k tokens. Tests check the pre-tokens equal the regex's and the ids equal js-tiktoken's.
  *
  * Built once, lazily (loading the ranks takes about 0.2 s). Same as `cl100kTokenizer({ cut: 'scanner' })`, shared.
  */
@@ -85,22 +86,23 @@ export interface Cl100kOptions {
 }
 
 /**
- * A new `cl100k_base` tokenizer with its own pre-token memo (at most 500,000 distinct pre-tokens, then cleared);
+ * A new `cl100k_base` tokenizer with its own pre-token memo (at most 500,000 distinct pre-tokens, then emptied; a
+ * `PreTokenMemo` for the scanner, a `Map` of pre-token strings for the regex, as before session 11);
  * see {@link defaultTokenizer}, which is the shared one to use. The ranks are loaded once per process.
  */
 export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
   const encoding = (cl100kEncoding ??= new Tiktoken(cl100kBase));
-  const memo = new Map<string, number[]>();
-  const idsOf = (pre: string): number[] => {
-    let ids = memo.get(pre);
-    if (ids === undefined) {
-      ids = encoding.encode(pre, [], []);
-      if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
-      memo.set(pre, ids);
-    }
-    return ids;
-  };
   if (options.cut === 'regex') {
+    const memo = new Map<string, number[]>();
+    const idsOf = (pre: string): number[] => {
+      let ids = memo.get(pre);
+      if (ids === undefined) {
+        ids = encoding.encode(pre, [], []);
+        if (memo.size >= PRETOKEN_MEMO_LIMIT) memo.clear();
+        memo.set(pre, ids);
+      }
+      return ids;
+    };
     const pattern = new RegExp(cl100kBase.pat_str, 'gu');
     return {
       name: 'cl100k_base',
@@ -119,13 +121,14 @@ export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
       },
     };
   }
+  const table = new PreTokenMemo((pre) => encoding.encode(pre, [], []), PRETOKEN_MEMO_LIMIT);
   return {
     name: 'cl100k_base',
     encode(text: string): number[] {
       const out: number[] = [];
       for (let i = 0; i < text.length; ) {
         const e = nextPreTokenEnd(text, i);
-        for (const id of idsOf(text.slice(i, e))) out.push(id);
+        for (const id of table.ids(text, i, e)) out.push(id);
         i = e;
       }
       return out;
@@ -135,7 +138,7 @@ export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
       let n = 0;
       for (let i = 0; i < text.length; ) {
         const e = nextPreTokenEnd(text, i);
-        n += idsOf(text.slice(i, e)).length;
+        n += table.ids(text, i, e).length;
         if (n > limit) return n;
         i = e;
       }

@@ -198,3 +198,92 @@ export function scanPreTokens(text: string): string[] {
 export function regexPreTokens(text: string): string[] {
   return Array.from(text.matchAll(new RegExp(cl100kBase.pat_str, 'gu')), (m) => m[0]);
 }
+
+/**
+ * A memo of each pre-token's token ids, looked up by a range of a text (`text`, `start`, `end` in UTF-16 code units)
+ * without cutting the pre-token out of it: an open-addressing table (linear probing, at most half full, doubling
+ * from 4,096 slots) keyed by an FNV-1a hash of the range's code units, a hit confirmed by comparing code units with
+ * the stored pre-token. A miss slices the pre-token once and calls `encode` on it. After `limit` distinct pre-tokens
+ * the table is emptied (bounds memory: about 40 bytes a slot plus the pre-token strings and id arrays).
+ *
+ * `encode` must be deterministic; the ids returned are the memo's own arrays (callers must not change them).
+ */
+export class PreTokenMemo {
+  private keys: (string | undefined)[] = [];
+  private hashes = new Int32Array(0);
+  private values: number[][] = [];
+  private mask = 0;
+  private size = 0;
+
+  /**
+   * @param encode token ids of one pre-token (for cl100k: js-tiktoken's `encode(pre, [], [])`).
+   * @param limit distinct pre-tokens kept before the table is emptied; an integer ≥ 1.
+   */
+  constructor(
+    private readonly encode: (pre: string) => number[],
+    private readonly limit: number,
+  ) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`PreTokenMemo limit must be an integer >= 1, got ${String(limit)}`);
+    this.reset(4096);
+  }
+
+  private reset(slots: number): void {
+    this.keys = new Array<string | undefined>(slots).fill(undefined);
+    this.hashes = new Int32Array(slots);
+    this.values = new Array<number[]>(slots);
+    this.mask = slots - 1;
+    this.size = 0;
+  }
+
+  /** Token ids of `text.slice(start, end)` (`0 <= start < end <= text.length`). */
+  ids(text: string, start: number, end: number): number[] {
+    let h = 0x811c9dc5 | 0;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    const len = end - start;
+    const keys = this.keys;
+    let slot = h & this.mask;
+    for (let key = keys[slot]; key !== undefined; key = keys[slot]) {
+      if (this.hashes[slot] === h && key.length === len) {
+        let i = 0;
+        while (i < len && key.charCodeAt(i) === text.charCodeAt(start + i)) i++;
+        if (i === len) return this.values[slot]!;
+      }
+      slot = (slot + 1) & this.mask;
+    }
+    const pre = text.slice(start, end);
+    const ids = this.encode(pre);
+    if (this.size >= this.limit) {
+      this.reset(this.keys.length);
+      slot = h & this.mask;
+    } else if (2 * (this.size + 1) > keys.length) {
+      this.grow();
+      slot = h & this.mask;
+      while (this.keys[slot] !== undefined) slot = (slot + 1) & this.mask;
+    }
+    this.keys[slot] = pre;
+    this.hashes[slot] = h;
+    this.values[slot] = ids;
+    this.size++;
+    return ids;
+  }
+
+  private grow(): void {
+    const { keys, hashes, values, size } = this;
+    this.reset(keys.length * 2);
+    for (let s = 0; s < keys.length; s++) {
+      const key = keys[s];
+      if (key === undefined) continue;
+      let slot = hashes[s]! & this.mask;
+      while (this.keys[slot] !== undefined) slot = (slot + 1) & this.mask;
+      this.keys[slot] = key;
+      this.hashes[slot] = hashes[s]!;
+      this.values[slot] = values[s]!;
+    }
+    this.size = size;
+  }
+
+  /** Distinct pre-tokens held now (for tests). */
+  get held(): number {
+    return this.size;
+  }
+}

@@ -13,7 +13,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { describe, expect, it } from 'vitest';
 import { chunkDocuments, cl100kTokenizer, defaultTokenizer } from '../../src/chunk/chunker.js';
-import { nextPreTokenEnd, regexPreTokens, scanPreTokens } from '../../src/chunk/pretokens.js';
+import { nextPreTokenEnd, PreTokenMemo, regexPreTokens, scanPreTokens } from '../../src/chunk/pretokens.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const corpora = ['scifact', 'trec-dl-2019-5k'].map((name) => path.resolve(repoRoot, '../shared/datasets', name, 'corpus.jsonl'));
@@ -129,6 +129,67 @@ describe('nextPreTokenEnd: the pre-tokens of cl100k_base pat_str, without the re
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('PreTokenMemo: ids of a range of a text, memoised without slicing', () => {
+  /** A stand-in encode: the code units, so each pre-token's ids are known; counts its calls. */
+  const counting = () => {
+    const calls: string[] = [];
+    const encode = (pre: string): number[] => (calls.push(pre), Array.from(pre, (ch) => ch.charCodeAt(0)));
+    return { calls, encode };
+  };
+  const fnv1a = (s: string): number => {
+    let h = 0x811c9dc5 | 0;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    return h;
+  };
+
+  it('a pre-token is encoded once, wherever it occurs', () => {
+    const { calls, encode } = counting();
+    const memo = new PreTokenMemo(encode, 100);
+    expect(memo.ids('say hello', 3, 9)).toEqual([32, 104, 101, 108, 108, 111]);
+    expect(memo.ids(' hello world', 0, 6)).toEqual([32, 104, 101, 108, 108, 111]);
+    expect(memo.ids('x hellox', 1, 7)).toEqual([32, 104, 101, 108, 108, 111]);
+    expect(calls).toEqual([' hello']);
+    expect(memo.held).toBe(1);
+  });
+
+  it('distinct pre-tokens with the same FNV-1a hash and length are told apart by their code units', () => {
+    // Found by a birthday search over random 6-letter strings: equal 32-bit FNV-1a hashes.
+    expect(fnv1a('esngjq')).toBe(fnv1a('xnsubj'));
+    const { calls, encode } = counting();
+    const memo = new PreTokenMemo(encode, 100);
+    expect(memo.ids('esngjq', 0, 6)).toEqual(Array.from('esngjq', (c) => c.charCodeAt(0)));
+    expect(memo.ids('xnsubj', 0, 6)).toEqual(Array.from('xnsubj', (c) => c.charCodeAt(0)));
+    expect(memo.ids('..esngjq', 2, 8)).toEqual(Array.from('esngjq', (c) => c.charCodeAt(0)));
+    expect(calls).toEqual(['esngjq', 'xnsubj']);
+  });
+
+  it('grows past its first 4,096 slots and keeps every entry', () => {
+    const { calls, encode } = counting();
+    const memo = new PreTokenMemo(encode, 1_000_000);
+    const words = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
+    for (const w of words) memo.ids(w, 0, w.length);
+    expect(memo.held).toBe(10_000);
+    for (const w of words) expect(memo.ids(`<${w}>`, 1, w.length + 1)).toEqual(Array.from(w, (c) => c.charCodeAt(0)));
+    expect(calls).toHaveLength(10_000);
+  });
+
+  it('empties itself after limit distinct pre-tokens (bounded memory), then still answers', () => {
+    const { calls, encode } = counting();
+    const memo = new PreTokenMemo(encode, 3);
+    for (const w of ['a', 'b', 'c']) memo.ids(w, 0, 1);
+    expect(memo.held).toBe(3);
+    expect(memo.ids('d', 0, 1)).toEqual([100]);
+    expect(memo.held).toBe(1);
+    expect(memo.ids('a', 0, 1)).toEqual([97]);
+    expect(calls).toEqual(['a', 'b', 'c', 'd', 'a']);
+  });
+
+  it('throws a RangeError naming a limit that is not an integer >= 1', () => {
+    expect(() => new PreTokenMemo((s) => [s.length], 0)).toThrow(/limit must be an integer >= 1, got 0/);
+    expect(() => new PreTokenMemo((s) => [s.length], 1.5)).toThrow(RangeError);
   });
 });
 
