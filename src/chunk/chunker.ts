@@ -27,7 +27,6 @@ import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import { HarnessError } from '../errors.js';
 import type { Chunk, ChunkingSpec, Doc } from '../types.js';
 import { alignChunks } from './align.js';
-import { cl100kEncodePreToken } from './bpe.js';
 import { nextPreTokenEnd, PreTokenMemo } from './pretokens.js';
 import { splitText, type SplitCounter, type SplitOptions } from './splitter.js';
 
@@ -57,21 +56,19 @@ let cl100kEncoding: Tiktoken | undefined;
 const PRETOKEN_MEMO_LIMIT = 500_000;
 
 /**
- * The default chunking tokenizer: OpenAI's `cl100k_base` BPE with js-tiktoken 1.0.21's ranks, pattern and token ids,
- * the same encoding @llamaindex/env's `tokenizers.tokenizer()` (LlamaIndex's default) uses.
+ * The default chunking tokenizer: OpenAI's `cl100k_base` BPE through js-tiktoken 1.0.21, the same encoding
+ * @llamaindex/env's `tokenizers.tokenizer()` (LlamaIndex's default) uses, with the same token ids.
  *
  * Two differences from calling js-tiktoken directly, neither changing the tokens of ordinary text:
  * - special-token text such as `<|endoftext|>` inside a document is encoded as ordinary text instead of throwing;
  * - speed: tiktoken cuts text with the encoding's pre-token pattern (`pat_str`) and byte-pair-encodes each pre-token
  *   independently; we do the cut ourselves, with a hand-written scanner that gives the regex's pre-tokens without
- *   building match objects (`pretokens.ts`, {@link nextPreTokenEnd}); byte-pair-encode a new pre-token with our port of
- *   js-tiktoken's merge over the same ranks (`bpe.ts`, {@link cl100kEncodePreToken}, about 3x js-tiktoken's `encode`
- *   on a pre-token); and memoise each pre-token's tokens, looked up by its range of the text without slicing it
- *   ({@link PreTokenMemo}), because SentenceSplitter re-encodes the same text many times (whole text, then each split)
- *   and corpora repeat their words. Tests check the pre-tokens equal the regex's and the ids equal js-tiktoken's.
+ *   building match objects (`pretokens.ts`, {@link nextPreTokenEnd}), and memoise each pre-token's tokens, looked up
+ *   by its range of the text without slicing it ({@link PreTokenMemo}), because SentenceSplitter re-encodes the same
+ *   text many times (whole text, then each split) and corpora repeat their words. js-tiktoken alone spends ~1 s per
+ *   300k tokens. Tests check the pre-tokens equal the regex's and the ids equal js-tiktoken's.
  *
- * Built once, lazily (loading the ranks takes about 0.1 s, on the first call that encodes). Same as
- * `cl100kTokenizer({ cut: 'scanner' })`, shared.
+ * Built once, lazily (loading the ranks takes about 0.2 s). Same as `cl100kTokenizer({ cut: 'scanner' })`, shared.
  */
 export function defaultTokenizer(): Tokenizer {
   if (cl100k === undefined) cl100k = cl100kTokenizer();
@@ -81,9 +78,9 @@ export function defaultTokenizer(): Tokenizer {
 /** Options of {@link cl100kTokenizer}. */
 export interface Cl100kOptions {
   /**
-   * How text is cut into pre-tokens and encoded: `scanner` (default; `pretokens.ts`, `bpe.ts`) or `regex`
-   * (`text.matchAll` of `cl100kBase.pat_str` with flags `gu` and js-tiktoken's `encode` of each pre-token, the
-   * tokenizer before session 11: the reference of the tests and the bench). Both give the same pre-tokens and ids.
+   * How text is cut into pre-tokens: `scanner` (default; `pretokens.ts`) or `regex` (`text.matchAll` of
+   * `cl100kBase.pat_str` with flags `gu`, the tokenizer before session 11: the reference of the tests and the bench).
+   * Both give the same pre-tokens, so the same ids.
    */
   cut?: 'scanner' | 'regex';
 }
@@ -91,11 +88,11 @@ export interface Cl100kOptions {
 /**
  * A new `cl100k_base` tokenizer with its own pre-token memo (at most 500,000 distinct pre-tokens, then emptied; a
  * `PreTokenMemo` for the scanner, a `Map` of pre-token strings for the regex, as before session 11);
- * see {@link defaultTokenizer}, which is the shared one to use. The ranks are loaded once per thread (ours for the scanner, js-tiktoken's for the regex).
+ * see {@link defaultTokenizer}, which is the shared one to use. The ranks are loaded once per process.
  */
 export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
+  const encoding = (cl100kEncoding ??= new Tiktoken(cl100kBase));
   if (options.cut === 'regex') {
-    const encoding = (cl100kEncoding ??= new Tiktoken(cl100kBase));
     const memo = new Map<string, number[]>();
     const idsOf = (pre: string): number[] => {
       let ids = memo.get(pre);
@@ -124,7 +121,7 @@ export function cl100kTokenizer(options: Cl100kOptions = {}): Tokenizer {
       },
     };
   }
-  const table = new PreTokenMemo(cl100kEncodePreToken, PRETOKEN_MEMO_LIMIT);
+  const table = new PreTokenMemo((pre) => encoding.encode(pre, [], []), PRETOKEN_MEMO_LIMIT);
   return {
     name: 'cl100k_base',
     encode(text: string): number[] {
