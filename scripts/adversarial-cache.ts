@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { runCli } from '../src/cli/main.js';
 import { parseConfig } from '../src/config/schema.js';
-import { rowChecksum } from '../src/embed/cache.js';
+import { joinCacheKey, rowChecksum } from '../src/embed/cache.js';
 import { clearGloveMemo } from '../src/embed/glove.js';
 import { runSweep } from '../src/run/sweep.js';
 import type { SweepResult } from '../src/types.js';
@@ -160,19 +160,20 @@ async function main(): Promise<void> {
   const db = path.join(cacheDir, 'embeddings.sqlite');
   await caseOf('SQLite vectors: two rows swapped (checksums left)', false, () => {
     const d = new Database(db);
-    const rs = d.prepare('SELECT key, vec FROM embeddings ORDER BY key LIMIT 2').all() as { key: string; vec: Buffer }[];
-    const up = d.prepare('UPDATE embeddings SET vec = ? WHERE key = ?');
-    up.run(rs[1].vec, rs[0].key);
-    up.run(rs[0].vec, rs[1].key);
+    const rs = d.prepare('SELECT rowid, vec FROM embeddings ORDER BY rowid LIMIT 2').all() as { rowid: number; vec: Buffer }[];
+    const up = d.prepare('UPDATE embeddings SET vec = ? WHERE rowid = ?');
+    up.run(rs[1].vec, rs[0].rowid);
+    up.run(rs[0].vec, rs[1].rowid);
     d.close();
     return db;
   });
   await caseOf('SQLite vectors: a NaN stored with a valid checksum', false, () => {
     const d = new Database(db);
-    const r = d.prepare('SELECT key, vec FROM embeddings ORDER BY key LIMIT 1').get() as { key: string; vec: Buffer };
+    // schema 3 stores a key as (model id, digest); the checksum covers the whole key string (src/embed/cache.ts)
+    const r = d.prepare('SELECT e.rowid AS rowid, m.key AS model, e.digest AS digest, e.vec AS vec FROM embeddings e JOIN models m ON m.id = e.model ORDER BY e.rowid LIMIT 1').get() as { rowid: number; model: string; digest: Buffer; vec: Buffer };
     const vec = Buffer.from(r.vec);
     vec.writeFloatLE(Number.NaN, 0);
-    d.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE key = ?').run(vec, rowChecksum(r.key, vec), r.key);
+    d.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE rowid = ?').run(vec, rowChecksum(joinCacheKey(r.model, r.digest), vec), r.rowid);
     d.close();
     return db;
   });

@@ -5,18 +5,26 @@
  * - Key: `provider.cacheKey(role) + '\u0000' + sha256(text)` (built by `embedTexts`, see {@link embeddingCacheKey}).
  *   The provider part names the model, its file hash, dtype, pooling, normalisation, role prefix and max length, so
  *   a vector is never reused across models or settings.
+ * - Stored key (schema 3, issue 25): a key is kept as `(model, digest)`: `model` the id of its provider part in the
+ *   table `models (id, key)`, `digest` the 32 bytes of its SHA-256 hex ({@link splitCacheKey}); a key of another form
+ *   is kept whole as a model with an empty digest, so any string round-trips ({@link joinCacheKey}). The unique index
+ *   on `(model, digest)` then holds ~45-byte entries where schema 2 indexed the ~270-byte text key: at 10M documents
+ *   (17.6 million keys) its inserts dirtied a page of a 4.5 GB index per row, and the sweep's writes were bound by
+ *   them (docs/scale.md "10M (session 11)"). A schema-2 file is migrated in place on open, vectors and checksums kept.
  * - Value: the vector's bytes exactly as returned (little-endian float32), so a round trip is bit-exact.
- * - Checksum (issue 24, schema 2): each row's `sum` is the CRC-32 of its key's UTF-8 bytes followed by its vector's
- *   bytes ({@link rowChecksum}), checked on every read: a vector altered, or moved to another key, fails it. A row that
- *   fails, or that holds a NaN or an infinity, is not served (a miss, so it is recomputed and overwritten) and is
- *   counted in `discarded`, with its key kept in {@link EmbeddingCache.discardedKeys}; the sweep warns naming the file.
- * - Schema version: a row in `meta`; a different version drops and recreates the `embeddings` table (so the vectors
- *   of a schema-1 file, which carry no checksum, are recomputed once).
+ * - Checksum (issue 24): each row's `sum` is the CRC-32 of its key's UTF-8 bytes (the whole key string, as in schema 2)
+ *   followed by its vector's bytes ({@link rowChecksum}), checked on every read: a vector altered, or moved to another
+ *   key, fails it. A row that fails, or that holds a NaN or an infinity, is not served (a miss, so it is recomputed and
+ *   overwritten) and is counted in `discarded`, with its key kept in {@link EmbeddingCache.discardedKeys}; the sweep
+ *   warns naming the file.
+ * - Schema version: a row in `meta`; version 2 is migrated (above), any other version drops and recreates the tables
+ *   (so the vectors of a schema-1 file, which carry no checksum, are recomputed once).
  * - Concurrency: WAL journal + `busy_timeout` (default 10 s); every write runs in a `BEGIN IMMEDIATE` transaction,
  *   so two sweeps can share one file (a writer waits for the other instead of failing).
  * - Bounded: `maxEntries` prunes after each `put` to the most recently used entries. "Recently used" is a logical
  *   clock stored in the file (one tick per `get`/`put` call, shared by all connections), not wall time, so ties
- *   inside one millisecond and clock skew cannot reorder entries; ties within one call are broken by key order.
+ *   inside one millisecond and clock skew cannot reorder entries; ties within one call are broken by the provider
+ *   part of the key, then the digest (for keys of one provider: key order).
  *   Each row's clock lives in the narrow table `lru (id = the row's rowid, last_used)`, indexed by last_used, so that a
  *   read marking its hits rewrites small entries, not the vector rows (docs/scale.md, "Warm cache reads").
  *
@@ -30,7 +38,7 @@ import { sha256Text } from './hash.js';
 import type { EmbeddingSpec } from './spec.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
-export const CACHE_SCHEMA_VERSION = 2;
+export const CACHE_SCHEMA_VERSION = 3;
 
 /** Options of {@link EmbeddingCache.open}. */
 export interface EmbeddingCacheOptions {
@@ -88,6 +96,42 @@ export function embeddingCacheKey(providerKey: string, text: string): string {
   return `${providerKey}\u0000${sha256Text(text)}`;
 }
 
+/** A cache key as stored (schema 3): the provider part and the digest's 32 bytes (empty for a key of another form). */
+export interface SplitCacheKey {
+  /** The provider part (`models.key`): the key without `'\u0000' + 64 hex digits`, or the whole key. */
+  model: string;
+  /** 32 bytes (the SHA-256 hex decoded), or 0 bytes when the key does not end in NUL + 64 lower-case hex digits. */
+  digest: Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+/** True when the 64 characters of `key` from `from` are lower-case hex digits (the form sha256Text writes). */
+function lowerHexTail(key: string, from: number): boolean {
+  for (let i = from; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
+/**
+ * Splits a cache key into what schema 3 stores: a key `P + '\u0000' + H` with H 64 lower-case hex digits becomes
+ * `{ model: P, digest: bytes of H }`; any other key K becomes `{ model: K, digest: empty }`. {@link joinCacheKey}
+ * inverts it exactly, so two keys never share a stored pair.
+ */
+export function splitCacheKey(key: string): SplitCacheKey {
+  const cut = key.length - 65;
+  if (cut >= 0 && key.charCodeAt(cut) === 0 && lowerHexTail(key, cut + 1)) {
+    return { model: key.slice(0, cut), digest: Buffer.from(key.slice(cut + 1), 'hex') };
+  }
+  return { model: key, digest: EMPTY };
+}
+
+/** The key of a stored pair: `model + '\u0000' + hex(digest)` for a 32-byte digest, `model` for an empty one. */
+export function joinCacheKey(model: string, digest: Uint8Array): string {
+  return digest.length === 0 ? model : `${model}\u0000${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')}`;
+}
+
 /** One model's measured embedding speed, as stored by {@link EmbeddingCache.recordThroughput}. */
 export interface ThroughputRecord {
   /** {@link embeddingSpecKey} of the model's resolved spec. */
@@ -135,6 +179,71 @@ function reconcileLru(db: Database): void {
   db.exec('INSERT INTO lru (id, last_used) SELECT rowid, last_used FROM embeddings WHERE rowid NOT IN (SELECT id FROM lru)');
 }
 
+/** True when `table` exists and has a column `column`. */
+function hasColumn(db: Database, table: string, column: string): boolean {
+  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).some((c) => c.name === column);
+}
+
+/** SQL true when the TEXT column `k` ends in NUL + 64 lower-case hex digits (the form {@link splitCacheKey} splits). */
+// On the key's bytes (CAST AS BLOB): SQLite's length() and substr() of a TEXT stop at its first NUL.
+const B = (k: string): string => `CAST(${k} AS BLOB)`;
+const SPLITS = (k: string): string =>
+  `(length(${B(k)}) >= 65 AND substr(${B(k)}, -65, 1) = x'00' AND NOT CAST(substr(${B(k)}, -64) AS TEXT) GLOB '*[^0-9a-f]*')`;
+/** SQL of {@link SplitCacheKey.model} for the TEXT column `k`. */
+const MODEL_OF = (k: string): string => `(CASE WHEN ${SPLITS(k)} THEN CAST(substr(${B(k)}, 1, length(${B(k)}) - 65) AS TEXT) ELSE ${k} END)`;
+
+/**
+ * Rewrites a schema-2 file (`embeddings (key TEXT PRIMARY KEY, vec, sum, last_used)`) into schema 3 inside the open
+ * transaction, keeping every row: same rowid (so `lru` stays valid), vector and checksum (it covers the whole key
+ * string, unchanged); the key split as {@link splitCacheKey} does, in SQL (`unhex`, SQLite ≥ 3.41). The unique index is
+ * built after the rows (a sort, not 17 million random inserts). A file of a version before session 9 (no `lru`) gets
+ * its `lru` filled from `last_used`. O(rows), once.
+ */
+function migrateFromSchema2(db: Database): void {
+  db.exec('DROP INDEX IF EXISTS embeddings_last_used');
+  db.exec('ALTER TABLE embeddings RENAME TO embeddings_v2');
+  db.exec('CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)');
+  db.exec(
+    'CREATE TABLE embeddings (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
+  );
+  db.exec(`INSERT OR IGNORE INTO models (key) SELECT DISTINCT ${MODEL_OF('key')} FROM embeddings_v2`);
+  db.exec(
+    'INSERT INTO embeddings (rowid, model, digest, vec, sum, last_used) ' +
+      `SELECT o.rowid, m.id, CASE WHEN ${SPLITS('o.key')} THEN unhex(CAST(substr(CAST(o.key AS BLOB), -64) AS TEXT)) ELSE x'' END, o.vec, o.sum, o.last_used ` +
+      `FROM embeddings_v2 o JOIN models m ON m.key = ${MODEL_OF('o.key')}`,
+  );
+  db.exec('DROP TABLE embeddings_v2');
+  db.exec('CREATE TABLE IF NOT EXISTS lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL)');
+  reconcileLru(db);
+}
+
+/** `keys` split ({@link splitCacheKey}) and grouped by provider part, digests in the keys' order within a group. */
+function groupByModel(keys: readonly string[]): Map<string, Buffer[]> {
+  const out = new Map<string, Buffer[]>();
+  for (const k of keys) {
+    const { model, digest } = splitCacheKey(k);
+    const list = out.get(model);
+    if (list) list.push(digest);
+    else out.set(model, [digest]);
+  }
+  return out;
+}
+
+/**
+ * The key {@link EmbeddingCache.verifyAll} reports for a row whose model id has no row in `models` (the file was
+ * edited): `'\u0000model#' + id + '\u0000' + hex(digest)`, a form no provider key starts with (they never start with
+ * NUL), which {@link EmbeddingCache.remove} recognises.
+ */
+function orphanKey(id: number, digest: Uint8Array): string {
+  return `\u0000model#${id}\u0000${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')}`;
+}
+
+/** The model id and digest of an {@link orphanKey}, or undefined for any other key. */
+function parseOrphanKey(key: string): { id: number; digest: Buffer } | undefined {
+  const m = /^\u0000model#(\d+)\u0000((?:[0-9a-f]{2})*)$/.exec(key);
+  return m === null ? undefined : { id: Number(m[1]), digest: Buffer.from(m[2], 'hex') };
+}
+
 const IN_CHUNK = 500;
 /** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
 export const WAL_CHECKPOINT_PAGES = 16384;
@@ -154,6 +263,10 @@ export class EmbeddingCache {
   private pruned = 0;
   private discarded = 0;
   private readonly discardedList: string[] = [];
+  /** Ids of provider parts in `models` (see {@link EmbeddingCache.modelId}). */
+  private readonly models = new Map<string, number>();
+  /** Prepared SELECTs by their number of digests. */
+  private readonly selects = new Map<number, Statement>();
 
   private constructor(file: string, db: Database, maxEntries: number | null) {
     this.file = file;
@@ -180,25 +293,27 @@ export class EmbeddingCache {
         label: 'embedding cache',
         version: CACHE_SCHEMA_VERSION,
         onSchemaMismatch: (conn) => {
+          const stored = conn.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: unknown } | undefined;
+          if (stored !== undefined && Number(stored.value) === 2 && hasColumn(conn, 'embeddings', 'key')) {
+            migrateFromSchema2(conn);
+            return;
+          }
           conn.exec('DROP TABLE IF EXISTS embeddings');
           conn.exec('DROP TABLE IF EXISTS lru');
+          conn.exec('DROP TABLE IF EXISTS models');
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
         },
         createTables: (conn) => {
-          conn.exec('CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
+          conn.exec('CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)');
+          conn.exec(
+            'CREATE TABLE IF NOT EXISTS embeddings (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, ' +
+              'sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
+          );
+          conn.exec('CREATE UNIQUE INDEX IF NOT EXISTS embeddings_key ON embeddings (model, digest)');
           // The LRU clock of each row lives in the narrow table `lru` (id = the row's rowid), indexed by last_used: a
-          // read marks its hits there, rewriting ~16-byte entries instead of the ~700-byte rows and the old index
-          // `embeddings_last_used (last_used, key)` with its ~270-byte keys (docs/scale.md, "Warm cache reads").
-          // Files made before session 9 have no `lru`: it is filled here once from embeddings.last_used (kept, and
-          // still written by put, so the column stays meaningful), and the old index is dropped. The vectors are kept.
-          // A previous version that opens the file recreates that index (and writes rows without lru entries): its
-          // presence says lru must be reconciled with the rows.
-          const previous = conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'embeddings_last_used'").get() !== undefined;
+          // read marks its hits there, rewriting ~16-byte entries instead of the vector rows (docs/scale.md, "Warm
+          // cache reads"). embeddings.last_used is kept, and written by put, so the column stays meaningful.
           conn.exec('CREATE TABLE IF NOT EXISTS lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL)');
-          if (previous) {
-            conn.exec('DROP INDEX embeddings_last_used');
-            reconcileLru(conn);
-          }
           conn.exec('CREATE INDEX IF NOT EXISTS lru_last_used ON lru (last_used)');
           conn.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('clock', 0)");
           conn.exec(
@@ -277,45 +392,48 @@ export class EmbeddingCache {
           let hitRowids = new Float64Array(Math.min(distinct.length, 1 << 16));
           let nHit = 0;
           let scratch = new Float32Array(0);
-          const select = this.selectStatement(Math.min(IN_CHUNK, distinct.length));
-          for (let s = 0; s < distinct.length; s += IN_CHUNK) {
-            const part = distinct.slice(s, s + IN_CHUNK);
-            const stmt = part.length === IN_CHUNK || s === 0 ? select : this.selectStatement(part.length);
-            const rows = stmt.all(...part) as { rowid: number; key: string; vec: Uint8Array; sum: number }[];
-            for (const r of rows) {
-              const bytes = r.vec;
-              // Not a float32 array, altered, moved from another key: a miss (recomputed, and a put overwrites it).
-              if (bytes.byteLength % 4 !== 0 || rowChecksum(r.key, bytes) !== r.sum) {
-                this.discard(r.key);
-                continue;
-              }
-              let vec: Float32Array;
-              if (bytes.byteOffset % 4 === 0) {
-                vec = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-              } else {
-                if (scratch.length !== bytes.byteLength / 4) scratch = new Float32Array(bytes.byteLength / 4);
-                new Uint8Array(scratch.buffer).set(bytes);
-                vec = scratch;
-              }
-              if (!allFinite(vec)) {
-                this.discard(r.key);
-                continue;
-              }
-              for (const i of index.get(r.key) ?? []) {
-                try {
-                  onFound(i, vec);
-                } catch (e) {
-                  callerError = { e };
-                  throw e;
+          for (const [model, group] of groupByModel(distinct)) {
+            const id = this.modelId(model, false);
+            if (id === undefined) continue; // no vector of this provider part in the file: all misses
+            for (let s = 0; s < group.length; s += IN_CHUNK) {
+              const part = group.slice(s, s + IN_CHUNK);
+              const rows = this.selectStatement(part.length).all(id, ...part) as { rowid: number; digest: Uint8Array; vec: Uint8Array; sum: number }[];
+              for (const row of rows) {
+                const r = { rowid: row.rowid, key: joinCacheKey(model, row.digest), vec: row.vec, sum: row.sum };
+                const bytes = r.vec;
+                // Not a float32 array, altered, moved from another key: a miss (recomputed, and a put overwrites it).
+                if (bytes.byteLength % 4 !== 0 || rowChecksum(r.key, bytes) !== r.sum) {
+                  this.discard(r.key);
+                  continue;
                 }
-                found++;
+                let vec: Float32Array;
+                if (bytes.byteOffset % 4 === 0) {
+                  vec = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+                } else {
+                  if (scratch.length !== bytes.byteLength / 4) scratch = new Float32Array(bytes.byteLength / 4);
+                  new Uint8Array(scratch.buffer).set(bytes);
+                  vec = scratch;
+                }
+                if (!allFinite(vec)) {
+                  this.discard(r.key);
+                  continue;
+                }
+                for (const i of index.get(r.key) ?? []) {
+                  try {
+                    onFound(i, vec);
+                  } catch (e) {
+                    callerError = { e };
+                    throw e;
+                  }
+                  found++;
+                }
+                if (nHit === hitRowids.length) {
+                  const grown = new Float64Array(Math.min(distinct.length, hitRowids.length * 2));
+                  grown.set(hitRowids);
+                  hitRowids = grown;
+                }
+                hitRowids[nHit++] = r.rowid;
               }
-              if (nHit === hitRowids.length) {
-                const grown = new Float64Array(Math.min(distinct.length, hitRowids.length * 2));
-                grown.set(hitRowids);
-                hitRowids = grown;
-              }
-              hitRowids[nHit++] = r.rowid;
             }
           }
           const marked = hitRowids.subarray(0, nHit).sort();
@@ -335,9 +453,28 @@ export class EmbeddingCache {
     return found;
   }
 
-  /** `SELECT rowid, key, vec, sum ... WHERE key IN (n placeholders)`, n ≥ 1. */
+  /** `SELECT rowid, digest, vec, sum ... WHERE model = ? AND digest IN (n placeholders)`, n ≥ 1; prepared once per n. */
   private selectStatement(n: number): Statement {
-    return this.db.prepare(`SELECT rowid, key, vec, sum FROM embeddings WHERE key IN (${'?,'.repeat(n - 1)}?)`);
+    let stmt = this.selects.get(n);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(`SELECT rowid, digest, vec, sum FROM embeddings WHERE model = ? AND digest IN (${'?,'.repeat(n - 1)}?)`);
+      if (this.selects.size < 4) this.selects.set(n, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * The id of `model` (a provider part, {@link SplitCacheKey.model}) in `models`, or undefined when absent and
+   * `create` is false; with `create`, inserted when absent (call inside a write transaction). Ids found are memoised
+   * (a row of `models` is never changed; a file recreated under this connection is not supported, as for rowids).
+   */
+  private modelId(model: string, create: boolean): number | undefined {
+    const known = this.models.get(model);
+    if (known !== undefined) return known;
+    let row = this.db.prepare('SELECT id FROM models WHERE key = ?').get(model) as { id: number } | undefined;
+    if (row === undefined && create) row = this.db.prepare('INSERT INTO models (key) VALUES (?) RETURNING id').get(model) as { id: number };
+    if (row !== undefined) this.models.set(model, row.id);
+    return row?.id;
   }
 
   /** `UPDATE lru SET last_used = ? WHERE id IN (n placeholders)`, n ≥ 1. */
@@ -355,14 +492,11 @@ export class EmbeddingCache {
       this.db
         .transaction(() => {
           const now = this.tick();
-          const stmt = this.db.prepare(
-            'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
-              'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
-          );
-          const used = this.db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used');
+          const { insert, used } = this.putStatements();
           for (const [key, vec] of entries) {
+            const { model, digest } = splitCacheKey(key);
             const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-            const { rowid } = stmt.get(key, bytes, rowChecksum(key, bytes), now) as { rowid: number };
+            const { rowid } = insert.get(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now) as { rowid: number };
             used.run(rowid, now);
           }
           if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
@@ -372,6 +506,19 @@ export class EmbeddingCache {
       throw cacheError(this.file, 'write failed', e);
     }
     this.puts += entries.length;
+  }
+
+  private puts_?: { insert: Statement; used: Statement };
+  /** The prepared statements of {@link EmbeddingCache.put}, made once per connection. */
+  private putStatements(): { insert: Statement; used: Statement } {
+    this.puts_ ??= {
+      insert: this.db.prepare(
+        'INSERT INTO embeddings (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (model, digest) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
+      ),
+      used: this.db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used'),
+    };
+    return this.puts_;
   }
 
   /** Counts a row not served by a read; keeps the first 100 keys for messages. */
@@ -394,22 +541,32 @@ export class EmbeddingCache {
     const bad: { key: string; reason: string }[] = [];
     let rows = 0;
     try {
-      const stmt = this.db.prepare('SELECT key, vec, sum FROM embeddings WHERE key > ? ORDER BY key LIMIT 500');
-      let after = '';
+      const stmt = this.db.prepare(
+        'SELECT e.rowid AS rowid, e.model AS id, m.key AS model, e.digest AS digest, e.vec AS vec, e.sum AS sum ' +
+          'FROM embeddings e LEFT JOIN models m ON m.id = e.model WHERE e.rowid > ? ORDER BY e.rowid LIMIT 500',
+      );
+      let after = -Infinity;
       for (;;) {
-        const part = stmt.all(after) as { key: string; vec: Uint8Array; sum: number }[];
+        const part = stmt.all(after) as { rowid: number; id: number; model: string | null; digest: Uint8Array; vec: Uint8Array; sum: number }[];
         if (part.length === 0) break;
         for (const r of part) {
           rows++;
-          if (r.vec.byteLength % 4 !== 0) bad.push({ key: r.key, reason: `${r.vec.byteLength} bytes, not float32` });
-          else if (rowChecksum(r.key, r.vec) !== r.sum) bad.push({ key: r.key, reason: 'checksum mismatch' });
-          else if (!allFinite(new Float32Array(Uint8Array.from(r.vec).buffer))) bad.push({ key: r.key, reason: 'non-finite value' });
+          if (r.model === null) {
+            bad.push({ key: orphanKey(r.id, r.digest), reason: `model id ${r.id} has no row in models` });
+            continue;
+          }
+          const key = joinCacheKey(r.model, r.digest);
+          if (r.digest.byteLength !== 0 && r.digest.byteLength !== 32) bad.push({ key, reason: `digest of ${r.digest.byteLength} bytes, not 32` });
+          else if (r.vec.byteLength % 4 !== 0) bad.push({ key, reason: `${r.vec.byteLength} bytes, not float32` });
+          else if (rowChecksum(key, r.vec) !== r.sum) bad.push({ key, reason: 'checksum mismatch' });
+          else if (!allFinite(new Float32Array(Uint8Array.from(r.vec).buffer))) bad.push({ key, reason: 'non-finite value' });
         }
-        after = part[part.length - 1].key;
+        after = part[part.length - 1].rowid;
       }
     } catch (e) {
       throw cacheError(this.file, 'read failed', e);
     }
+    bad.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
     return { rows, bad };
   }
 
@@ -419,10 +576,14 @@ export class EmbeddingCache {
     try {
       this.db
         .transaction(() => {
-          const stmt = this.db.prepare('DELETE FROM embeddings WHERE key = ? RETURNING rowid');
+          const stmt = this.db.prepare('DELETE FROM embeddings WHERE model = ? AND digest = ? RETURNING rowid');
           const used = this.db.prepare('DELETE FROM lru WHERE id = ?');
           for (const k of keys) {
-            const row = stmt.get(k) as { rowid: number } | undefined;
+            const orphan = parseOrphanKey(k);
+            const { model, digest } = orphan === undefined ? splitCacheKey(k) : { model: '', digest: orphan.digest };
+            const id = orphan === undefined ? this.modelId(model, false) : orphan.id;
+            if (id === undefined) continue;
+            const row = stmt.get(id, digest) as { rowid: number } | undefined;
             if (row === undefined) continue;
             used.run(row.rowid);
             n++;
@@ -436,23 +597,22 @@ export class EmbeddingCache {
   }
 
   /**
-   * Deletes the `excess` least recently used rows (by `lru.last_used`, ties by key) and their `lru` entries. First
-   * reconciles `lru` with the rows ({@link reconcileLru}) when their counts differ or a previous version has opened the
-   * file since (its index `embeddings_last_used` is back). Call inside a write transaction.
+   * Deletes the `excess` least recently used rows (by `lru.last_used`, ties by provider part then digest) and their
+   * `lru` entries. First reconciles `lru` with the rows ({@link reconcileLru}) when their counts differ. Call inside a
+   * write transaction.
    */
   private pruneInside(maxEntries: number): number {
     const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
     const excess = n - maxEntries;
     if (excess <= 0) return 0;
     const { u } = this.db.prepare('SELECT COUNT(*) AS u FROM lru').get() as { u: number };
-    const previous = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'embeddings_last_used'").get() !== undefined;
-    if (u !== n || previous) {
-      if (previous) this.db.exec('DROP INDEX embeddings_last_used');
-      reconcileLru(this.db);
-    }
+    if (u !== n) reconcileLru(this.db);
     const ids = (
       this.db
-        .prepare('SELECT l.id AS id FROM lru l JOIN embeddings e ON e.rowid = l.id ORDER BY l.last_used ASC, e.key ASC LIMIT ?')
+        .prepare(
+          'SELECT l.id AS id FROM lru l JOIN embeddings e ON e.rowid = l.id LEFT JOIN models m ON m.id = e.model ' +
+            'ORDER BY l.last_used ASC, m.key ASC, e.digest ASC LIMIT ?',
+        )
         .all(excess) as { id: number }[]
     ).map((r) => r.id);
     let removed = 0;
@@ -501,12 +661,16 @@ export class EmbeddingCache {
   countPresentKeys(keys: readonly string[]): number {
     let n = 0;
     try {
-      for (let s = 0; s < keys.length; s += IN_CHUNK) {
-        const part = keys.slice(s, s + IN_CHUNK);
-        const row = this.db
-          .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE key IN (${part.map(() => '?').join(',')}) AND length(vec) % 4 = 0`)
-          .get(...part) as { n: number };
-        n += row.n;
+      for (const [model, group] of groupByModel(keys)) {
+        const id = this.modelId(model, false);
+        if (id === undefined) continue;
+        for (let s = 0; s < group.length; s += IN_CHUNK) {
+          const part = group.slice(s, s + IN_CHUNK);
+          const row = this.db
+            .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE model = ? AND digest IN (${part.map(() => '?').join(',')}) AND length(vec) % 4 = 0`)
+            .get(id, ...part) as { n: number };
+          n += row.n;
+        }
       }
     } catch (e) {
       throw cacheError(this.file, 'read failed', e);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddingCache, rowChecksum } from '../../src/embed/cache.js';
+import { keyedView } from '../helpers/embed-cache-sql.js';
 
 let dir: string;
 beforeEach(() => {
@@ -33,9 +34,9 @@ function rng(seed: number): () => number {
 
 /** The oracle: one point read per key, the checks of the module doc, a copy of the vector or undefined. */
 function pointReads(file: string, keys: readonly string[]): (Float32Array | undefined)[] {
-  const db = new Database(file, { readonly: true });
+  const db = keyedView(new Database(file, { readonly: true }));
   try {
-    const stmt = db.prepare('SELECT vec, sum FROM embeddings WHERE key = ?');
+    const stmt = db.prepare('SELECT vec, sum FROM keyed WHERE key = ?');
     return keys.map((k) => {
       const row = stmt.get(k) as { vec: Uint8Array; sum: number } | undefined;
       if (row === undefined || row.vec.byteLength % 4 !== 0 || rowChecksum(k, row.vec) !== row.sum) return undefined;
@@ -49,9 +50,9 @@ function pointReads(file: string, keys: readonly string[]): (Float32Array | unde
 
 /** key → last_used of every row. */
 function lastUsed(file: string): Map<string, number> {
-  const db = new Database(file, { readonly: true });
+  const db = keyedView(new Database(file, { readonly: true }));
   try {
-    return new Map((db.prepare('SELECT e.key AS key, l.last_used AS last_used FROM embeddings e JOIN lru l ON l.id = e.rowid').all() as { key: string; last_used: number }[]).map((r) => [r.key, r.last_used]));
+    return new Map((db.prepare('SELECT e.key AS key, l.last_used AS last_used FROM keyed e JOIN lru l ON l.id = e.rowid').all() as { key: string; last_used: number }[]).map((r) => [r.key, r.last_used]));
   } finally {
     db.close();
   }
@@ -87,18 +88,18 @@ describe('EmbeddingCache batched reads against one point read per key', () => {
     }
     cache.close();
     // damage some rows: a flipped byte, a vector moved to another key, a NaN with a valid checksum, 2 bytes too many
-    const raw = new Database(file);
+    const raw = keyedView(new Database(file));
     const [flip, movedTo, movedFrom, nan, long] = [uniq[3], uniq[10], uniq[11], uniq[600], uniq[1100]];
-    const row = (n: number) => raw.prepare('SELECT vec, sum FROM embeddings WHERE key = ?').get(key(n)) as { vec: Buffer; sum: number };
+    const row = (n: number) => raw.prepare('SELECT vec, sum FROM keyed WHERE key = ?').get(key(n)) as { vec: Buffer; sum: number };
     const f = row(flip);
     f.vec[0] ^= 0x10;
-    raw.prepare('UPDATE embeddings SET vec = ? WHERE key = ?').run(f.vec, key(flip));
+    raw.prepare('UPDATE keyed SET vec = ? WHERE key = ?').run(f.vec, key(flip));
     const m = row(movedFrom);
-    raw.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE key = ?').run(m.vec, m.sum, key(movedTo));
+    raw.prepare('UPDATE keyed SET vec = ?, sum = ? WHERE key = ?').run(m.vec, m.sum, key(movedTo));
     const nanVec = Buffer.from(new Float32Array(d).fill(Number.NaN).buffer);
-    raw.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE key = ?').run(nanVec, rowChecksum(key(nan), nanVec), key(nan));
+    raw.prepare('UPDATE keyed SET vec = ?, sum = ? WHERE key = ?').run(nanVec, rowChecksum(key(nan), nanVec), key(nan));
     const longVec = Buffer.concat([row(long).vec, Buffer.from([1, 2])]);
-    raw.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE key = ?').run(longVec, rowChecksum(key(long), longVec), key(long));
+    raw.prepare('UPDATE keyed SET vec = ?, sum = ? WHERE key = ?').run(longVec, rowChecksum(key(long), longVec), key(long));
     raw.close();
     const damaged = new Set([flip, movedTo, nan, long].map(key));
 
@@ -161,51 +162,98 @@ describe('EmbeddingCache batched reads against one point read per key', () => {
     expect(lastUsed(file)).toEqual(before);
   });
 
-  it('a file of the previous layout (no lru table, index (last_used, key)) gets lru from embeddings.last_used on open: vectors and LRU order kept', () => {
-    const file = path.join(dir, 'e.sqlite');
-    const cache = EmbeddingCache.open(file);
-    cache.put([[key(1), new Float32Array([1.5, -2])]]);
-    cache.put([[key(2), new Float32Array([2])]]);
-    cache.put([[key(3), new Float32Array([3])]]);
-    cache.close();
-    // the previous layout: no lru; the clock in the rows; key 1 used last (as a read marked it then)
+  /** A schema-2 file as session 9-11 wrote it (`lru` true) or as a version before session 9 did (no lru, index (last_used, key)). */
+  function schema2File(file: string, rows: readonly [string, Float32Array, number][], lru: boolean): void {
     const raw = new Database(file);
-    raw.exec('DROP TABLE lru; CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
-    raw.prepare('UPDATE embeddings SET last_used = 100 WHERE key = ?').run(key(1));
+    raw.exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID; INSERT INTO meta VALUES ('schema_version', 2), ('clock', 10)");
+    raw.exec('CREATE TABLE embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
+    if (lru) raw.exec('CREATE TABLE lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL); CREATE INDEX lru_last_used ON lru (last_used)');
+    else raw.exec('CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
+    for (const [k, v, used] of rows) {
+      const bytes = Buffer.from(v.buffer);
+      const { rowid } = raw.prepare('INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) RETURNING rowid').get(k, bytes, rowChecksum(k, bytes), used) as { rowid: number };
+      if (lru) raw.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?)').run(rowid, used);
+    }
     raw.close();
-    const reopened = EmbeddingCache.open(file);
-    expect(bits(reopened.get([key(1)])[0])).toEqual(bits(new Float32Array([1.5, -2])));
-    expect(reopened.prune(1)).toBe(2); // keys 2 and 3 were used before key 1
-    expect(reopened.get([1, 2, 3].map(key)).map((v) => v?.[0])).toEqual([1.5, undefined, undefined]);
-    reopened.close();
-    const check = new Database(file, { readonly: true });
-    const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    const lru = check.prepare('SELECT COUNT(*) AS n FROM lru').get();
-    check.close();
-    expect(indexes).toEqual(['lru_last_used']);
-    expect(lru).toEqual({ n: 1 });
+  }
+
+  for (const lru of [true, false]) {
+    it(`a schema-2 file ${lru ? '(sessions 9-11)' : 'of the layout before session 9 (no lru)'} is migrated on open: every vector, checksum and LRU order kept`, () => {
+      const file = path.join(dir, 'e.sqlite');
+      // keys of the split form (two providers), a key of another form (upper-case hex), and a bare key; last uses 1..5
+      const upper = `glove-100d|{"table":"t"}\u0000${'AB'.repeat(32)}`;
+      const other = `bag-v1:document\u0000${'0'.repeat(63)}7`;
+      const rows: [string, Float32Array, number][] = [
+        [key(1), new Float32Array([1.5, -2]), 4],
+        [key(2), new Float32Array([2]), 1],
+        [other, new Float32Array([3, 3, 3]), 5],
+        [upper, new Float32Array([4]), 2],
+        ['bare key', new Float32Array([5]), 3],
+      ];
+      schema2File(file, rows, lru);
+      const cache = EmbeddingCache.open(file);
+      const got = cache.get(rows.map((r) => r[0]));
+      rows.forEach((r, i) => expect(bits(got[i])).toEqual(bits(r[1])));
+      expect(cache.verifyAll()).toEqual({ rows: 5, bad: [] });
+      // the read above gave all five one tick; order among them is then by provider part, then digest
+      cache.close();
+      const raw = keyedView(new Database(file, { readonly: true }));
+      const models = (raw.prepare('SELECT key FROM models ORDER BY key').all() as { key: string }[]).map((r) => r.key);
+      const columns = (raw.prepare('SELECT name FROM pragma_table_info(?)').all('embeddings') as { name: string }[]).map((c) => c.name);
+      const indexes = (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+      const digests = raw.prepare('SELECT length(digest) AS n, COUNT(*) AS c FROM embeddings GROUP BY n ORDER BY n').all();
+      const lruRows = raw.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get();
+      raw.close();
+      expect(models).toEqual(['bag-v1:document', 'bare key', 'glove-100d|{"table":"t"}', upper].sort());
+      expect(columns).toEqual(['model', 'digest', 'vec', 'sum', 'last_used']);
+      expect(indexes).toEqual(['embeddings_key', 'lru_last_used']);
+      expect(digests).toEqual([{ n: 0, c: 2 }, { n: 32, c: 3 }]);
+      expect(lruRows).toEqual({ n: 5 });
+    });
+  }
+
+  it('a migrated file keeps the LRU order it had: prune drops the least recently used first', () => {
+    const file = path.join(dir, 'e.sqlite');
+    schema2File(file, [[key(1), new Float32Array([1]), 7], [key(2), new Float32Array([2]), 3], [key(3), new Float32Array([3]), 9], [key(4), new Float32Array([4]), 5]], true);
+    const cache = EmbeddingCache.open(file);
+    expect(cache.prune(2)).toBe(2); // last uses 3 (key 2) and 5 (key 4) are the oldest
+    expect(cache.get([1, 2, 3, 4].map(key)).map((v) => v?.[0])).toEqual([1, undefined, 3, undefined]);
+    cache.close();
   });
 
-  it('prune repairs lru when rows were written or deleted without it (a previous version sharing the file)', () => {
+  it('a file of another version (1) is emptied, not migrated', () => {
+    const file = path.join(dir, 'e.sqlite');
+    schema2File(file, [[key(1), new Float32Array([1]), 1]], true);
+    const raw = new Database(file);
+    raw.exec("UPDATE meta SET value = 1 WHERE key = 'schema_version'");
+    raw.close();
+    const cache = EmbeddingCache.open(file);
+    expect(cache.get([key(1)])).toEqual([undefined]);
+    expect(cache.stats().entries).toBe(0);
+    cache.close();
+  });
+
+  it('prune repairs lru when rows were written or deleted without it (by hand)', () => {
     const file = path.join(dir, 'e.sqlite');
     const cache = EmbeddingCache.open(file);
     cache.put([[key(1), new Float32Array([1])]]);
     cache.put([[key(2), new Float32Array([2])]]);
     cache.put([[key(3), new Float32Array([3])]]);
-    const raw = new Database(file);
-    // a previous version opens the file (recreating its index), deletes key 2 (its lru entry stays) and writes key 4
-    // (no lru entry), last of all: as many lru entries as rows, but not the same rows
-    raw.exec('CREATE INDEX embeddings_last_used ON embeddings (last_used, key)');
-    raw.prepare('DELETE FROM embeddings WHERE key = ?').run(key(2));
-    const v = Buffer.from(new Float32Array([4]).buffer);
-    raw.prepare('INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, 1000)').run(key(4), v, rowChecksum(key(4), v));
+    const raw = keyedView(new Database(file));
+    // key 2 deleted (its lru entry stays), keys 4 and 5 written (no lru entries), last of all: lru no longer matches
+    // the rows (3 entries, 4 rows)
+    raw.prepare('DELETE FROM keyed WHERE key = ?').run(key(2));
+    for (const n of [4, 5]) {
+      const v = Buffer.from(new Float32Array([n]).buffer);
+      raw.prepare('INSERT INTO keyed (key, vec, sum, last_used) VALUES (?, ?, ?, 1000)').run(key(n), v, rowChecksum(key(n), v));
+    }
     raw.close();
-    expect(cache.prune(2)).toBe(1); // 3 rows: key 1 (oldest) goes
-    expect(cache.get([1, 3, 4].map(key)).map((x) => x?.[0])).toEqual([undefined, 3, 4]);
+    expect(cache.prune(3)).toBe(1); // 4 rows: key 1 (oldest) goes
+    expect(cache.get([1, 3, 4, 5].map(key)).map((x) => x?.[0])).toEqual([undefined, 3, 4, 5]);
     cache.close();
     const check = new Database(file, { readonly: true });
-    expect(check.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get()).toEqual({ n: 2 });
-    expect(check.prepare('SELECT COUNT(*) AS n FROM lru').get()).toEqual({ n: 2 });
+    expect(check.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get()).toEqual({ n: 3 });
+    expect(check.prepare('SELECT COUNT(*) AS n FROM lru').get()).toEqual({ n: 3 });
     check.close();
   });
 

@@ -22,6 +22,7 @@ import { planSweep } from '../../src/run/plan.js';
 import type { SweepResult } from '../../src/types.js';
 import { compareResults } from '../../scripts/compare-results.js';
 import { loadDataset } from '../../src/load/dataset.js';
+import { keyedView } from '../helpers/embed-cache-sql.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -104,9 +105,9 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
     expect(resident.distinct).toBe(resident.cacheMisses);
     expect(stats(results.file.result)).toEqual(resident);
     const rows = (cacheDir: string) => {
-      const db = new Database(path.join(cacheDir, 'embeddings.sqlite'), { readonly: true });
+      const db = keyedView(new Database(path.join(cacheDir, 'embeddings.sqlite'), { readonly: true }));
       try {
-        return db.prepare('SELECT key, vec FROM embeddings ORDER BY key').all() as { key: string; vec: Buffer }[];
+        return db.prepare('SELECT key, vec FROM keyed ORDER BY key').all() as { key: string; vec: Buffer }[];
       } finally {
         db.close();
       }

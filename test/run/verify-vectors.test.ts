@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/schema.js';
 import { runSweep } from '../../src/run/sweep.js';
 import { EmbeddingCache, rowChecksum } from '../../src/embed/cache.js';
+import { keyedView } from '../helpers/embed-cache-sql.js';
 import type { EmbeddingProvider, EmbedRole } from '../../src/embed/provider.js';
 import type { SweepResult } from '../../src/types.js';
 import { bagVector } from '../helpers/bag.js';
@@ -76,8 +77,8 @@ function copy(): { cacheDir: string; file: string } {
 
 /** Alters the rows with `alter(db, rows)`, where rows are the document vectors in key order. */
 function alter(file: string, f: (db: Database.Database, rows: { key: string; vec: Buffer; sum: number }[]) => void): void {
-  const db = new Database(file);
-  const rows = db.prepare("SELECT key, vec, sum FROM embeddings WHERE key LIKE 'bag-v1:document%' ORDER BY key").all() as { key: string; vec: Buffer; sum: number }[];
+  const db = keyedView(new Database(file));
+  const rows = db.prepare("SELECT key, vec, sum FROM keyed WHERE key LIKE 'bag-v1:document%' ORDER BY key").all() as { key: string; vec: Buffer; sum: number }[];
   expect(rows.length).toBeGreaterThan(2);
   f(db, rows);
   db.close();
@@ -103,7 +104,7 @@ describe('cached vectors are verified on read (issue 24)', () => {
     const { cacheDir, file } = copy();
     alter(file, (db, rows) => {
       const [a, b] = [rows[0], rows[1]];
-      const up = db.prepare('UPDATE embeddings SET vec = ? WHERE key = ?');
+      const up = db.prepare('UPDATE keyed SET vec = ? WHERE key = ?');
       up.run(b.vec, a.key);
       up.run(a.vec, b.key);
     });
@@ -115,7 +116,7 @@ describe('cached vectors are verified on read (issue 24)', () => {
     alter(file, (db, rows) => {
       const v = Buffer.from(rows[2].vec);
       v[5] ^= 0x40;
-      db.prepare('UPDATE embeddings SET vec = ? WHERE key = ?').run(v, rows[2].key);
+      db.prepare('UPDATE keyed SET vec = ? WHERE key = ?').run(v, rows[2].key);
     });
     await expectRecomputed(cacheDir, file, 1);
   });
@@ -125,7 +126,7 @@ describe('cached vectors are verified on read (issue 24)', () => {
     alter(file, (db, rows) => {
       const v = Buffer.from(rows[0].vec);
       v.writeFloatLE(Number.NaN, 0);
-      db.prepare('UPDATE embeddings SET vec = ?, sum = ? WHERE key = ?').run(v, rowChecksum(rows[0].key, v), rows[0].key);
+      db.prepare('UPDATE keyed SET vec = ?, sum = ? WHERE key = ?').run(v, rowChecksum(rows[0].key, v), rows[0].key);
     });
     await expectRecomputed(cacheDir, file, 1);
   });
@@ -135,7 +136,7 @@ describe('cached vectors are verified on read (issue 24)', () => {
     let bad = '';
     alter(file, (db, rows) => {
       bad = rows[1].key;
-      db.prepare('UPDATE embeddings SET sum = sum + 1 WHERE key = ?').run(bad);
+      db.prepare('UPDATE keyed SET sum = sum + 1 WHERE key = ?').run(bad);
     });
     const cache = EmbeddingCache.open(file);
     const before = cache.verifyAll();
