@@ -46,6 +46,11 @@ export interface EmbeddingCacheOptions {
   maxEntries?: number;
   /** How long a writer waits for another connection's lock, in milliseconds. Default 10 000. */
   busyTimeoutMs?: number;
+  /**
+   * Staged puts that trigger a merge (see {@link EmbeddingCache.put}), ≥ 0; 0 writes every put straight into the
+   * indexed table (the reference path, as with `maxEntries`). Default {@link MERGE_ROWS}.
+   */
+  mergeRows?: number;
 }
 
 /** Counters of one open cache (this connection only, since it was opened) plus the file's size. */
@@ -245,6 +250,13 @@ function parseOrphanKey(key: string): { id: number; digest: Buffer } | undefined
 }
 
 const IN_CHUNK = 500;
+/**
+ * Staged rows that trigger a merge into `embeddings` ({@link EmbeddingCache.put}): 2^18 rows, ~120 MB of glove-100d
+ * rows (SQLite's sorter spills beyond its cache to temporary files).
+ */
+export const MERGE_ROWS = 1 << 18;
+/** SQLite page cache of the embedding cache's connection: 64 MiB (the default is 2 MB), in KiB as `cache_size` takes it. */
+const PAGE_CACHE_KIB = 65536;
 /** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
 export const WAL_CHECKPOINT_PAGES = 16384;
 
@@ -265,23 +277,34 @@ export class EmbeddingCache {
   private readonly discardedList: string[] = [];
   /** Ids of provider parts in `models` (see {@link EmbeddingCache.modelId}). */
   private readonly models = new Map<string, number>();
+  /** Rows this connection staged since its last merge (a trigger only: a merge moves every staged row). */
+  private staged = 0;
   /** Prepared SELECTs by their number of digests. */
   private readonly selects = new Map<number, Statement>();
 
-  private constructor(file: string, db: Database, maxEntries: number | null) {
+  private readonly mergeRows: number;
+
+  private constructor(file: string, db: Database, maxEntries: number | null, mergeRows: number) {
     this.file = file;
     this.db = db;
     this.maxEntries = maxEntries;
+    this.mergeRows = mergeRows;
   }
 
   /**
    * Opens (creating folders and file as needed) the cache at `file`. Sets WAL mode and the busy timeout, creates the
    * tables, and recreates the `embeddings` table when the stored schema version differs from
    * {@link CACHE_SCHEMA_VERSION}. Throws `HarnessError('CACHE_FAILED')` naming the file when it cannot be opened
-   * (not a SQLite file, no permission) and `HarnessError('CONFIG_INVALID')` for a `maxEntries` below 1.
+   * (not a SQLite file, no permission) and `HarnessError('CONFIG_INVALID')` for a `maxEntries` below 1 or a `mergeRows` below 0.
    */
   static open(file: string, opts: EmbeddingCacheOptions = {}): EmbeddingCache {
     const maxEntries = opts.maxEntries ?? null;
+    const mergeRows = opts.mergeRows ?? MERGE_ROWS;
+    if (!Number.isInteger(mergeRows) || mergeRows < 0) {
+      throw new HarnessError('CONFIG_INVALID', `embedding cache mergeRows (${mergeRows}) must be a whole number ≥ 0`, {
+        remedy: `leave it out for the default (${MERGE_ROWS}), or give 0 to write every put straight into the index`,
+      });
+    }
     if (maxEntries !== null && (!Number.isInteger(maxEntries) || maxEntries < 1)) {
       throw new HarnessError('CONFIG_INVALID', `embedding cache maxEntries (${maxEntries}) must be a whole number ≥ 1`, {
         remedy: 'leave it out for an unbounded cache, or give a positive number',
@@ -301,6 +324,7 @@ export class EmbeddingCache {
           conn.exec('DROP TABLE IF EXISTS embeddings');
           conn.exec('DROP TABLE IF EXISTS lru');
           conn.exec('DROP TABLE IF EXISTS models');
+          conn.exec('DROP TABLE IF EXISTS staged');
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
         },
         createTables: (conn) => {
@@ -310,6 +334,11 @@ export class EmbeddingCache {
               'sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
           );
           conn.exec('CREATE UNIQUE INDEX IF NOT EXISTS embeddings_key ON embeddings (model, digest)');
+          // Puts land here first, unindexed, and are merged in key order (see put).
+          conn.exec(
+            'CREATE TABLE IF NOT EXISTS staged (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, ' +
+              'sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
+          );
           // The LRU clock of each row lives in the narrow table `lru` (id = the row's rowid), indexed by last_used: a
           // read marks its hits there, rewriting ~16-byte entries instead of the vector rows (docs/scale.md, "Warm
           // cache reads"). embeddings.last_used is kept, and written by put, so the column stays meaningful.
@@ -330,11 +359,12 @@ export class EmbeddingCache {
     try {
       db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
       db.pragma(`journal_size_limit = ${WAL_CHECKPOINT_PAGES * 4096}`);
+      db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
     } catch (e) {
       db.close();
       throw cacheError(abs, 'could not set the WAL checkpoint size', e);
     }
-    return new EmbeddingCache(abs, db, maxEntries);
+    return new EmbeddingCache(abs, db, maxEntries, mergeRows);
   }
 
   /** Advances the shared logical clock by one tick and returns the new value. Call inside a write transaction. */
@@ -377,6 +407,7 @@ export class EmbeddingCache {
     try {
       this.db
         .transaction(() => {
+          this.mergeInside(); // reads see every put
           const now = this.tick();
           const index = new Map<string, number[]>();
           keys.forEach((k, i) => {
@@ -485,6 +516,13 @@ export class EmbeddingCache {
   /**
    * Stores vectors (replacing existing keys) in one transaction, marked as used now; then prunes to `maxEntries`
    * when set. Stores the bytes of each array view exactly. Throws `HarnessError('CACHE_FAILED')`.
+   *
+   * Without `maxEntries` the rows are appended to the unindexed table `staged` and moved into `embeddings` in key
+   * order ({@link EmbeddingCache.merge}) once {@link MERGE_ROWS} are staged, and before any read, count, check, prune
+   * or close: so every read sees every put, as before. Appending costs no random page; the merge writes each index
+   * page it touches once for up to {@link MERGE_ROWS} rows, where an indexed insert of a random digest dirtied about
+   * one page a row (docs/scale.md "The embedding cache's writes (session 12)"). Staged rows are committed like any
+   * other: a killed run's are merged by the next connection that reads.
    */
   put(entries: readonly (readonly [string, Float32Array])[]): void {
     if (entries.length === 0) return;
@@ -492,20 +530,66 @@ export class EmbeddingCache {
       this.db
         .transaction(() => {
           const now = this.tick();
-          const { insert, used } = this.putStatements();
+          if (this.maxEntries !== null || this.mergeRows === 0) {
+            const { insert, used } = this.putStatements();
+            for (const [key, vec] of entries) {
+              const { model, digest } = splitCacheKey(key);
+              const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
+              const { rowid } = insert.get(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now) as { rowid: number };
+              used.run(rowid, now);
+            }
+            if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
+            return;
+          }
+          const stage = this.stageStatement();
           for (const [key, vec] of entries) {
             const { model, digest } = splitCacheKey(key);
             const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-            const { rowid } = insert.get(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now) as { rowid: number };
-            used.run(rowid, now);
+            stage.run(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now);
           }
-          if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
+          this.staged += entries.length;
+          if (this.staged >= this.mergeRows) this.mergeInside();
         })
         .immediate();
     } catch (e) {
       throw cacheError(this.file, 'write failed', e);
     }
     this.puts += entries.length;
+  }
+
+  private stage_?: Statement;
+  private stageStatement(): Statement {
+    this.stage_ ??= this.db.prepare('INSERT INTO staged (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?)');
+    return this.stage_;
+  }
+
+  /**
+   * Moves every staged row (this connection's and any other's, a killed run's included) into `embeddings`, in key
+   * order, replacing existing keys (of one key staged twice, the later put wins, as with two puts), with its `lru`
+   * entry; then prunes to `maxEntries` when set. Call inside a write transaction. O(staged · log rows).
+   */
+  private mergeInside(): void {
+    this.staged = 0;
+    if (this.db.prepare('SELECT 1 FROM staged LIMIT 1').get() === undefined) return;
+    this.db.exec(
+      'INSERT INTO embeddings (model, digest, vec, sum, last_used) SELECT model, digest, vec, sum, last_used FROM staged WHERE true ' +
+        'ORDER BY model, digest, rowid ON CONFLICT (model, digest) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used',
+    );
+    this.db.exec(
+      'INSERT INTO lru (id, last_used) SELECT e.rowid, MAX(s.last_used) FROM staged s JOIN embeddings e ON e.model = s.model AND e.digest = s.digest ' +
+        'GROUP BY e.rowid ORDER BY e.rowid ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used',
+    );
+    this.db.exec('DELETE FROM staged');
+    if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
+  }
+
+  /** {@link EmbeddingCache.mergeInside} in its own write transaction. Throws `HarnessError('CACHE_FAILED')`. */
+  private merge(): void {
+    try {
+      this.db.transaction(() => this.mergeInside()).immediate();
+    } catch (e) {
+      throw cacheError(this.file, 'write failed', e);
+    }
   }
 
   private puts_?: { insert: Statement; used: Statement };
@@ -538,6 +622,7 @@ export class EmbeddingCache {
    * Throws `HarnessError('CACHE_FAILED')`.
    */
   verifyAll(): { rows: number; bad: { key: string; reason: string }[] } {
+    this.merge();
     const bad: { key: string; reason: string }[] = [];
     let rows = 0;
     try {
@@ -576,6 +661,7 @@ export class EmbeddingCache {
     try {
       this.db
         .transaction(() => {
+          this.mergeInside();
           const stmt = this.db.prepare('DELETE FROM embeddings WHERE model = ? AND digest = ? RETURNING rowid');
           const used = this.db.prepare('DELETE FROM lru WHERE id = ?');
           for (const k of keys) {
@@ -636,6 +722,7 @@ export class EmbeddingCache {
     let removed = 0;
     try {
       this.db.transaction(() => {
+        this.mergeInside();
         removed = this.pruneInside(maxEntries);
       }).immediate();
     } catch (e) {
@@ -659,6 +746,7 @@ export class EmbeddingCache {
    * vector (a key given twice in one call counts once per `IN` group of 500). Throws `HarnessError('CACHE_FAILED')`.
    */
   countPresentKeys(keys: readonly string[]): number {
+    this.merge();
     let n = 0;
     try {
       for (const [model, group] of groupByModel(keys)) {
@@ -721,6 +809,7 @@ export class EmbeddingCache {
 
   /** Counters of this connection and the current entry count of the file. */
   stats(): EmbeddingCacheStats {
+    this.merge();
     const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
     return {
       file: this.file,
@@ -735,8 +824,17 @@ export class EmbeddingCache {
     };
   }
 
-  /** Closes the connection. Idempotent. */
+  /**
+   * Merges the staged rows ({@link EmbeddingCache.put}) and closes the connection. Idempotent. Throws
+   * `HarnessError('CACHE_FAILED')` when the merge fails (the connection is closed all the same; the staged rows stay
+   * committed and the next connection that reads merges them).
+   */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      if (this.staged > 0) this.merge();
+    } finally {
+      this.db.close();
+    }
   }
 }

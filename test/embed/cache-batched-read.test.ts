@@ -239,6 +239,7 @@ describe('EmbeddingCache batched reads against one point read per key', () => {
     cache.put([[key(1), new Float32Array([1])]]);
     cache.put([[key(2), new Float32Array([2])]]);
     cache.put([[key(3), new Float32Array([3])]]);
+    expect(cache.stats().entries).toBe(3); // stats merges the staged puts into embeddings, where the view looks
     const raw = keyedView(new Database(file));
     // key 2 deleted (its lru entry stays), keys 4 and 5 written (no lru entries), last of all: lru no longer matches
     // the rows (3 entries, 4 rows)

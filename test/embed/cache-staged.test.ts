@@ -1,0 +1,158 @@
+/**
+ * Session 12 (issue 25): the embedding cache's schema 3 and its staged puts. Keys are stored as (model id, digest)
+ * (`splitCacheKey` / `joinCacheKey`), and puts go to an unindexed table merged into `embeddings` in key order. A
+ * differential test against the direct path (`mergeRows: 0`: every put straight into the index, the schema-2 way of
+ * writing): the same random sequence of puts, reads, prunes and removals on two files gives the same vectors bit for
+ * bit, the same misses, entries, LRU clocks and verify results, with merges forced at every few rows and with none
+ * before a read.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isHarnessError } from '../../src/errors.js';
+import { EmbeddingCache, joinCacheKey, MERGE_ROWS, splitCacheKey } from '../../src/embed/cache.js';
+import { keyedView } from '../helpers/embed-cache-sql.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rs-staged-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const hex = (n: number): string => n.toString(16).padStart(64, '0');
+/** Keys of three forms: two providers with digests, and bare keys (no digest). */
+function keyOf(n: number): string {
+  if (n % 7 === 0) return `bare-${n}`;
+  return `${n % 2 === 0 ? 'glove-100d|{"t":1}' : 'bag-v1:document'}\u0000${hex(n * 2654435761)}`;
+}
+const bits = (v: Float32Array | undefined): number[] | undefined => (v === undefined ? undefined : Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length)));
+
+/** key → [last_used in lru, last_used in the row] of every stored row. */
+function clocks(file: string): Map<string, [number, number]> {
+  const db = keyedView(new Database(file, { readonly: true }));
+  try {
+    const rows = db.prepare('SELECT k.key AS key, l.last_used AS l, k.last_used AS r FROM keyed k JOIN lru l ON l.id = k.rowid').all() as { key: string; l: number; r: number }[];
+    return new Map(rows.map((x) => [x.key, [x.l, x.r]]));
+  } finally {
+    db.close();
+  }
+}
+
+describe('splitCacheKey / joinCacheKey', () => {
+  it('split a key of the form provider + NUL + 64 lower-case hex digits, keep any other key whole, and invert exactly', () => {
+    const d = hex(0xabcdef);
+    expect(splitCacheKey(`p\u0000${d}`)).toEqual({ model: 'p', digest: Buffer.from(d, 'hex') });
+    expect(splitCacheKey(`\u0000${d}`)).toEqual({ model: '', digest: Buffer.from(d, 'hex') });
+    for (const k of [`p\u0000${d.toUpperCase()}`, `p\u0000${d.slice(1)}`, `p-${d}`, `p\u0000${d}x`, '', 'k', `a\u0000b\u0000${d}`, `é😀\u0000${d}`]) {
+      const s = splitCacheKey(k);
+      expect(joinCacheKey(s.model, s.digest)).toBe(k);
+    }
+    expect(splitCacheKey(`p\u0000${d.toUpperCase()}`).digest.length).toBe(0);
+    expect(splitCacheKey(`a\u0000b\u0000${d}`)).toEqual({ model: 'a\u0000b', digest: Buffer.from(d, 'hex') });
+    const next = rng(5);
+    for (let i = 0; i < 2000; i++) {
+      const chars = Array.from({ length: Math.floor(next() * 80) }, () => String.fromCharCode(next() < 0.2 ? 0 : next() < 0.5 ? 48 + Math.floor(next() * 55) : Math.floor(next() * 0x10000)));
+      const k = next() < 0.5 ? `${chars.join('')}\u0000${hex(Math.floor(next() * 2 ** 48))}` : chars.join('');
+      const s = splitCacheKey(k);
+      expect(joinCacheKey(s.model, s.digest)).toBe(k);
+    }
+  });
+});
+
+describe('staged puts against direct writes (mergeRows 0)', () => {
+  for (const [seed, mergeRows] of [[1, 7], [2, 50], [3, MERGE_ROWS]] as const) {
+    it(`seed ${seed}, merge every ${mergeRows} rows: same vectors, misses, entries, clocks and checks after 300 random operations`, () => {
+      const next = rng(seed);
+      const refFile = path.join(dir, 'ref.sqlite');
+      const stFile = path.join(dir, 'staged.sqlite');
+      const ref = EmbeddingCache.open(refFile, { mergeRows: 0 });
+      const st = EmbeddingCache.open(stFile, { mergeRows });
+      const d = 3;
+      for (let op = 0; op < 300; op++) {
+        const r = next();
+        if (r < 0.5) {
+          // a put of 1-40 vectors; keys drawn from 400, so some are replaced, and some repeat within the call
+          const entries = Array.from({ length: 1 + Math.floor(next() * 40) }, () => {
+            const v = new Float32Array(d);
+            for (let j = 0; j < d; j++) v[j] = Math.fround((next() - 0.5) * 1e3);
+            return [keyOf(Math.floor(next() * 400)), v] as const;
+          });
+          ref.put(entries);
+          st.put(entries);
+        } else if (r < 0.9) {
+          const keys = Array.from({ length: 1 + Math.floor(next() * 60) }, () => keyOf(Math.floor(next() * 450)));
+          expect(st.get(keys).map(bits)).toEqual(ref.get(keys).map(bits));
+        } else if (r < 0.95) {
+          const keep = Math.floor(next() * 300);
+          expect(st.prune(keep)).toBe(ref.prune(keep));
+        } else {
+          const keys = Array.from({ length: 5 }, () => keyOf(Math.floor(next() * 400)));
+          expect(st.remove(keys)).toBe(ref.remove(keys));
+        }
+      }
+      expect(st.stats().entries).toBe(ref.stats().entries);
+      expect(st.verifyAll()).toEqual(ref.verifyAll());
+      const all = Array.from({ length: 450 }, (_, n) => keyOf(n));
+      expect(st.countPresentKeys(all)).toBe(ref.countPresentKeys(all));
+      ref.close();
+      st.close();
+      expect(clocks(stFile)).toEqual(clocks(refFile));
+      const staged = new Database(stFile, { readonly: true });
+      expect(staged.prepare('SELECT COUNT(*) AS n FROM staged').get()).toEqual({ n: 0 }); // close merged the rest
+      staged.close();
+    });
+  }
+
+  it('one key put twice before a merge: the later vector wins, as with two direct puts', () => {
+    const file = path.join(dir, 'c.sqlite');
+    const cache = EmbeddingCache.open(file);
+    cache.put([[keyOf(1), new Float32Array([1])], [keyOf(2), new Float32Array([2])]]);
+    cache.put([[keyOf(1), new Float32Array([10])]]);
+    cache.put([[keyOf(3), new Float32Array([3])], [keyOf(3), new Float32Array([30])]]);
+    expect(cache.get([1, 2, 3].map(keyOf)).map((v) => v?.[0])).toEqual([10, 2, 30]);
+    expect(cache.stats().entries).toBe(3);
+    cache.close();
+  });
+
+  it("a writer that never closes (killed): its staged rows are committed, and another connection's read merges and serves them", () => {
+    const file = path.join(dir, 'c.sqlite');
+    const writer = EmbeddingCache.open(file);
+    writer.put(Array.from({ length: 20 }, (_, i) => [keyOf(i), new Float32Array([i, -i])] as const));
+    const raw = new Database(file, { readonly: true });
+    expect(raw.prepare('SELECT (SELECT COUNT(*) FROM staged) AS s, (SELECT COUNT(*) FROM embeddings) AS e').get()).toEqual({ s: 20, e: 0 });
+    raw.close();
+    const reader = EmbeddingCache.open(file);
+    expect(reader.get([keyOf(0), keyOf(19), keyOf(20)]).map((v) => v?.[1])).toEqual([-0, -19, undefined]);
+    expect(reader.stats().entries).toBe(20);
+    reader.close();
+    writer.close(); // its merge finds nothing left: no error, nothing doubled
+    const check = EmbeddingCache.open(file);
+    expect(check.stats().entries).toBe(20);
+    check.close();
+  });
+
+  it('mergeRows must be a whole number ≥ 0', () => {
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      let err: unknown;
+      try {
+        EmbeddingCache.open(path.join(dir, 'x.sqlite'), { mergeRows: bad });
+      } catch (e) {
+        err = e;
+      }
+      expect(isHarnessError(err) && err.code === 'CONFIG_INVALID' && err.message.includes('mergeRows')).toBe(true);
+    }
+  });
+});
