@@ -145,6 +145,7 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
   const bufFloats: (Float32Array | null)[] = new Array<Float32Array | null>(regions).fill(null);
   const count = new Int32Array(regions);
   const spilled = new Float64Array(regions); // bytes in region k's scratch file
+  const direct = new Int32Array(regions); // rows 0 .. direct[k] − 1 of region k already written to its file in place
 
   // The duplicate rows of each slot (CSR over global rows = row + the rows of the files before its own).
   const fileStart = new Float64Array(files.length + 1);
@@ -181,6 +182,26 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
   };
   const partOf = (k: number): string => path.join(scratchDir(), `${k}`);
 
+  const firstOf = (k: number): number => (k - regionBase[regionFile[k]]) * regionRows;
+
+  /**
+   * Writes region k's buffered records in place in the file when, with nothing spilled yet, they are exactly the
+   * rows that continue the region's in-place prefix, in order (rows arriving in row order: a warm cache's hits), the
+   * records compacted to rows within the buffer. True when it did (the buffer is then empty).
+   */
+  const inPlace = (k: number): boolean => {
+    const words = bufWords[k] as Uint32Array;
+    if (spilled[k] > 0) return false;
+    const n = count[k];
+    for (let j = 0; j < n; j++) if (words[j * rec] !== direct[k] + j) return false;
+    const floats = bufFloats[k] as Float32Array;
+    for (let r = 0; r < n; r++) floats.copyWithin(r * dp, r * rec + 1, r * rec + rec);
+    files[regionFile[k]].writeRows(firstOf(k) + direct[k], n, floats);
+    direct[k] += n;
+    count[k] = 0;
+    return true;
+  };
+
   const spill = (k: number): void => {
     const words = bufWords[k] as Uint32Array;
     const file = partOf(k);
@@ -207,7 +228,7 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
       const buf = new ArrayBuffer(capOf(k) * recBytes);
       words = bufWords[k] = new Uint32Array(buf);
       bufFloats[k] = new Float32Array(buf);
-    } else if (count[k] * rec === words.length) spill(k);
+    } else if (count[k] * rec === words.length && !inPlace(k)) spill(k);
     const o = count[k]++ * rec;
     words[o] = i - (k - regionBase[g]) * regionRows;
     (bufFloats[k] as Float32Array).set(row.subarray(0, dp), o + 1);
@@ -241,7 +262,13 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
       };
       for (let k = 0; k < regions; k++) {
         const rows = rowsOf(k);
+        const g = regionFile[k];
+        if (count[k] > 0) inPlace(k);
+        // nothing left to write: the region is in its file already, or no row of it was put (zeros, as created)
+        if (spilled[k] === 0 && count[k] === 0) continue;
+        // the rows written in place first (the records left were all put after them), then the records over them
         region.fill(0, 0, rows * dp);
+        if (direct[k] > 0) files[g].readRows(firstOf(k), direct[k], region);
         if (spilled[k] > 0) {
           const file = partOf(k);
           const fd = openSync(file, 'r');
@@ -270,8 +297,7 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
         bufWords[k] = null;
         bufFloats[k] = null;
         count[k] = 0;
-        const g = regionFile[k];
-        files[g].writeRows((k - regionBase[g]) * regionRows, rows, region);
+        files[g].writeRows(firstOf(k), rows, region);
       }
       writer.discard();
     },

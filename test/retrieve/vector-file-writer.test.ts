@@ -77,9 +77,11 @@ describe('createOrderedWriter', () => {
     const scratchBase = path.join(dir, 'hand');
     const files = layout.where.map((w) => createVectorFile(path.join(dir, `hand${seq++}.f32`), w.length, d));
     const w = createOrderedWriter(files, layout, { regionBytes: 128, bufferBytes: 1, scratchBase });
-    w.put(2, rowOf(2, 0, d)); // C → (1,0)
-    w.put(0, rowOf(0, 0, d)); // A → (0,0), (0,2), (1,1): region (1,[0,2)) now holds 2 rows in a buffer of 1: one spilled
-    w.put(1, rowOf(1, 0, d)); // B → (0,1): region (0,[0,2)) spills A
+    // regions: 0 = file 0 rows 0-1, 1 = file 0 row 2, 2 = file 1 rows 0-1
+    w.put(1, rowOf(1, 0, d)); // B → (0,1): region 0's buffer
+    w.put(0, rowOf(0, 0, d)); // A → (0,0): region 0's buffer is full, and B's row 1 does not continue row 0: B spilled;
+    // (0,2): region 1; (1,1): region 2
+    w.put(2, rowOf(2, 0, d)); // C → (1,0): region 2's buffer holds A's row 1, not row 0: spilled
     const parts = readdirSync(dir).filter((n) => n.startsWith('hand.parts.tmp-'));
     expect(parts.length).toBe(1);
     expect(parts[0]).toMatch(new RegExp(`^hand\\.parts\\.tmp-${process.pid}-\\d+$`));
@@ -106,16 +108,24 @@ describe('createOrderedWriter', () => {
         fc.integer({ min: 0, max: 40 }), // records of all buffers
         fc.integer(),
         fc.boolean(),
-        (texts, d, regionRows, bufferRecords, seed, twice) => {
+        fc.constantFrom('random', 'first-seen', 'nearly'),
+        (texts, d, regionRows, bufferRecords, seed, twice, arrival) => {
           const layout = layoutOf(texts);
-          // arrival: a random permutation of the slots (a few put twice when `twice`: the later put wins in both)
+          // arrival: a random permutation of the slots (a model's misses), first-seen order (a warm cache's hits: rows
+          // written in place), or first-seen with a few swaps; a few slots put twice when `twice` (the later put wins)
           let x = seed >>> 0 || 1;
           const rand = (m: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % m);
           const order = Array.from({ length: layout.slots }, (_, s) => s);
-          for (let i = order.length - 1; i > 0; i--) {
-            const j = rand(i + 1);
-            [order[i], order[j]] = [order[j], order[i]];
-          }
+          if (arrival === 'random')
+            for (let i = order.length - 1; i > 0; i--) {
+              const j = rand(i + 1);
+              [order[i], order[j]] = [order[j], order[i]];
+            }
+          if (arrival === 'nearly')
+            for (let k = 0; k < 3 && order.length > 1; k++) {
+              const i = rand(order.length - 1);
+              [order[i], order[i + 1]] = [order[i + 1], order[i]];
+            }
           const puts: [number, number][] = order.map((s) => [s, 0]);
           if (twice) for (let k = 0; k < Math.min(3, layout.slots); k++) puts.push([order[rand(order.length)], k + 1]);
           const rowBytes = 4 * strideOf(d);
@@ -123,7 +133,7 @@ describe('createOrderedWriter', () => {
           expect(write(layout, d, puts, ordered(layout, opts))).toEqual(write(layout, d, puts, perRow(layout)));
         },
       ),
-      { numRuns: 120 },
+      { numRuns: 200 },
     );
   });
 
@@ -137,6 +147,16 @@ describe('createOrderedWriter', () => {
     // regionBytes of 100 rows → 64 rows a region (page-aligned); 3 regions for 200 rows, 3 for 131
     const opts = { regionBytes: 100 * 448, bufferBytes: 6 * 452 };
     expect(write(layout, 100, puts, ordered(layout, opts))).toEqual(write(layout, 100, puts, perRow(layout)));
+  });
+
+  it('rows arriving in row order are written in place: no scratch part, the same bytes', () => {
+    const layout = layoutOf([Array.from({ length: 50 }, (_, i) => i)]);
+    const puts: [number, number][] = Array.from({ length: 50 }, (_, s) => [s, 0]);
+    const scratchBase = path.join(dir, 'inplace');
+    // regions of 8 rows, buffers of 2 records: 25 in-place writes of 2 rows; any spill would make the folder
+    const opts = { regionBytes: 8 * 448, bufferBytes: 7 * 2 * 452, scratchBase };
+    expect(write(layout, 100, puts, (files) => createOrderedWriter(files, layout, opts))).toEqual(write(layout, 100, puts, perRow(layout)));
+    expect(readdirSync(dir).filter((n) => n.startsWith('inplace.'))).toEqual([]);
   });
 
   it('n = 0: empty files, with or without other groups', () => {
@@ -162,11 +182,11 @@ describe('createOrderedWriter', () => {
     writeFileSync(blocker, 'a file, not a folder');
     const layout = layoutOf([[1, 2, 3]]);
     const files = [createVectorFile(path.join(dir, `f${seq++}.f32`), 3, 2)];
-    const w = createOrderedWriter(files, layout, { regionBytes: 64, bufferBytes: 1, scratchBase: path.join(blocker, 'x') });
-    w.put(0, rowOf(0, 0, 2));
+    const w = createOrderedWriter(files, layout, { regionBytes: 192, bufferBytes: 1, scratchBase: path.join(blocker, 'x') });
+    w.put(1, rowOf(1, 0, 2));
     const e = (() => {
       try {
-        w.put(0, rowOf(0, 1, 2)); // the one-record buffer of region 0 overflows: its part needs the folder
+        w.put(0, rowOf(0, 0, 2)); // the one-record buffer of region 0 (row 1, not row 0) is spilled: its part needs the folder
         return null;
       } catch (x) {
         return x;
@@ -183,9 +203,9 @@ describe('createOrderedWriter', () => {
     const layout = layoutOf([[1, 2, 3]]);
     const file = path.join(dir, `m.none.f32.tmp-${process.pid}-123`);
     const files = [createVectorFile(file, 3, 2)];
-    const w = createOrderedWriter(files, layout, { regionBytes: 64, bufferBytes: 1 });
+    const w = createOrderedWriter(files, layout, { regionBytes: 192, bufferBytes: 1 });
+    w.put(1, rowOf(1, 0, 2));
     w.put(0, rowOf(0, 0, 2));
-    w.put(0, rowOf(0, 1, 2));
     expect(readdirSync(dir).filter((n) => n.startsWith('m.none.f32.parts.tmp-')).length).toBe(1);
     w.discard();
     expect(readdirSync(dir).filter((n) => n.startsWith('m.none.f32.parts.'))).toEqual([]);
@@ -210,7 +230,8 @@ describe('embedTextsToFiles: the in-order writer against the per-row reference',
   it('a failure removes every file and the scratch parts', async () => {
     const names = [path.join(dir, `k${seq++}.f32`), path.join(dir, `k${seq++}.f32`)];
     const scratchBase = path.join(dir, `fail${seq++}`);
-    const groups = [['ok', 'ok2', 'ok3', 'ok4'], ['bad']];
+    // longest first: dddd (row 3), then ccc (row 2): region 1's one-record buffer (row 3) is spilled; then bad fails
+    const groups = [['a', 'bb', 'ccc', 'dddd'], ['bad']];
     const e = await embedTextsToFiles(new FakeEmbedder('bad'), groups, names, 'document', { vectorWrite: { regionBytes: 128, bufferBytes: 1, scratchBase } }).catch((x: unknown) => x);
     expect(isHarnessError(e, 'EMBEDDING_FAILED')).toBe(true);
     expect(names.map((n) => existsSync(n))).toEqual([false, false]);
