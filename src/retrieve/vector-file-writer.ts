@@ -271,7 +271,16 @@ export function createOrderedWriter(files: readonly VectorFile[], layout: SlotLa
         if (direct[k] > 0) files[g].readRows(firstOf(k), direct[k], region);
         if (spilled[k] > 0) {
           const file = partOf(k);
-          const fd = openSync(file, 'r');
+          let fd: number;
+          try {
+            fd = openSync(file, 'r');
+          } catch (e) {
+            throw new HarnessError('EMBEDDING_FAILED', `cannot read the scratch file ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+              location: { file },
+              remedy: 'the file was removed while the sweep ran (another process cleaning the cache folder?); run the sweep again',
+              cause: e,
+            });
+          }
           try {
             const bytes = readBuf as ArrayBuffer;
             const words = new Uint32Array(bytes);
