@@ -4,7 +4,7 @@
  * order, the duplicates across groups, the region and buffer sizes; its scratch is named on src/store/temp.ts's
  * scheme and removed after the write and on failure.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -14,6 +14,7 @@ import { embedTextsToFiles } from '../../src/embed/embed-texts.js';
 import { createVectorFile, type VectorFile } from '../../src/retrieve/vector-file.js';
 import { createOrderedWriter, createPerRowWriter, type OrderedWriteOptions, type SlotLayout, type SlotRowWriter } from '../../src/retrieve/vector-file-writer.js';
 import { strideOf } from '../../src/retrieve/vector-matrix.js';
+import { removeDeadTemporaries } from '../../src/store/temp.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 
 let dir: string;
@@ -209,6 +210,26 @@ describe('createOrderedWriter', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('m.none.f32.parts.tmp-')).length).toBe(1);
     w.discard();
     expect(readdirSync(dir).filter((n) => n.startsWith('m.none.f32.parts.'))).toEqual([]);
+    files[0].remove();
+  });
+});
+
+describe('a killed run\'s scratch parts', () => {
+  it('are removed by the next run\'s removeDeadTemporaries; a live run\'s are kept', () => {
+    const sub = mkdtempSync(path.join(dir, 'killed-'));
+    const layout = layoutOf([[1, 2, 3]]);
+    const files = [createVectorFile(path.join(sub, `m.none.f32.tmp-${process.pid}-5`), 3, 2)];
+    const w = createOrderedWriter(files, layout, { regionBytes: 192, bufferBytes: 1 });
+    w.put(1, rowOf(1, 0, 2));
+    w.put(0, rowOf(0, 0, 2)); // row 1 then row 0: region 0's buffer spilled, the parts folder made
+    const live = readdirSync(sub).filter((n) => n.includes('.parts.'));
+    expect(live.length).toBe(1);
+    // the same folder left by a process that is gone (pid 999999999)
+    const dead = live[0].replace(`.tmp-${process.pid}-`, '.tmp-999999999-');
+    cpSync(path.join(sub, live[0]), path.join(sub, dead), { recursive: true });
+    expect(removeDeadTemporaries(sub)).toEqual([path.join(sub, dead)]);
+    expect(readdirSync(sub).filter((n) => n.includes('.parts.'))).toEqual(live);
+    w.discard();
     files[0].remove();
   });
 });
