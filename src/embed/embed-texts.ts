@@ -10,8 +10,9 @@ import { HarnessError } from '../errors.js';
 import { embeddingCacheKey, embeddingCacheKeyOfDigest, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
-import { createVectorMatrix, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
+import { createVectorMatrix, writeNormalised, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
 import { createVectorFile, type VectorFile } from '../retrieve/vector-file.js';
+import { createOrderedWriter, createPerRowWriter, type OrderedWriteOptions, type SlotRowWriter } from '../retrieve/vector-file-writer.js';
 
 /**
  * A list of texts read one at a time: `count` texts, text i is `textAt(i)` (0 ≤ i < count). The embedding reads each
@@ -124,34 +125,60 @@ export async function embedTextsToMatrices(
   return { matrices: rows, stats };
 }
 
+/** Options of {@link embedTextsToFiles}: those of {@link embedTexts} plus how the rows reach the files. */
+export interface EmbedToFilesOptions extends EmbedTextsOptions {
+  /**
+   * The writer: the in-order writer's options (default: {@link createOrderedWriter}'s defaults, 64 MiB regions and
+   * 64 MiB of buffers), or `'per-row'` for the writer of sessions 8-11 (one positioned write per row as the vectors
+   * arrive, duplicates copied after; kept as the reference of the differential test and the bench). Both write the
+   * same bytes.
+   */
+  vectorWrite?: OrderedWriteOptions | 'per-row';
+}
+
 /**
  * {@link embedTextsToMatrices} with the rows written to files instead of memory (issue 25 item 1): group g's rows go
  * to a new {@link VectorFile} at `files[g]` (created or truncated; the caller names it and removes it), with the same
  * normalisation, so the files hold exactly the bytes the matrices' rows would. The same lookups, batches and stats.
- * Memory: one batch of model output and its texts, a 1 MiB write buffer per file, the dedupe's digests (as for
- * {@link embedTextsToMatrices}).
- * On failure every file is removed before the error is thrown. Throws as {@link embedTextsToMatrices} does, and
- * `HarnessError('EMBEDDING_FAILED')` naming a file that cannot be created or written.
+ * The vectors arrive in the embedding's order (cache hits first-seen, misses longest first); the in-order writer
+ * (src/retrieve/vector-file-writer.ts) sends each, with its duplicates' rows, through per-region buffers and scratch
+ * parts and writes every file region by region in order (docs/scale.md "Vector files written in order").
+ * Memory: one batch of model output and its texts, the writer's buffers (about 132 MiB at most by default) and its
+ * duplicate index (4 bytes a row), the dedupe's digests (as for {@link embedTextsToMatrices}).
+ * On failure every file and scratch part is removed before the error is thrown. Throws as
+ * {@link embedTextsToMatrices} does, and `HarnessError('EMBEDDING_FAILED')` naming a file that cannot be created or
+ * written (a full disk among them).
  */
 export async function embedTextsToFiles(
   provider: EmbeddingProvider,
   groups: readonly (readonly string[] | TextSource)[],
   files: readonly string[],
   role: EmbedRole,
-  opts: EmbedTextsOptions = {},
+  opts: EmbedToFilesOptions = {},
 ): Promise<{ files: VectorFile[]; stats: EmbedStats }> {
   checkBatchSize(opts.batchSize);
   if (files.length !== groups.length) throw new Error(`embedTextsToFiles: ${files.length} files for ${groups.length} groups`);
   const made: VectorFile[] = [];
+  let writer: SlotRowWriter | undefined;
   try {
-    const { rows, stats } = await embedTextsToRows(provider, groups, role, opts, (n, d, g) => {
-      const f = createVectorFile(files[g], n, d);
-      made.push(f);
-      return f;
+    const distinct = dedupe(groups.map(asSource));
+    const { where, firstGroup, firstRow } = distinct;
+    const d = provider.dimensions;
+    for (let g = 0; g < where.length; g++) made.push(createVectorFile(files[g], where[g].length, d));
+    const layout = { slots: distinct.size, where, firstGroup, firstRow };
+    const mode = opts.vectorWrite;
+    const w = (writer = mode === 'per-row' ? createPerRowWriter(made, layout) : createOrderedWriter(made, layout, mode));
+    const row = new Float32Array(made.length > 0 ? made[0].dp : 16);
+    const stats = await embedDistinct(provider, distinct, role, opts, (s, v) => {
+      row.fill(0);
+      // the text that names the vector in an error is read only when there is one
+      writeNormalised(row, v, d, writable(v, d) ? `vector ${firstRow[s]}` : `embedding of ${JSON.stringify(preview(distinct.textOf(s)))}`);
+      w.put(s, row);
     });
-    for (const f of rows) f.flush();
-    return { files: rows, stats };
+    w.finish();
+    return { files: made, stats: { requested: where.reduce((a, x) => a + x.length, 0), ...stats } };
   } catch (e) {
+    writer?.discard();
     for (const f of made) f.remove();
     throw e;
   }

@@ -87,6 +87,21 @@ export class VectorFile implements VectorRows {
     this.pendingRows++;
   }
 
+  /**
+   * Writes rows first .. first + count − 1 from `rows` (count · dp floats, already normalised) in one positioned
+   * write, after the buffered rows (so a later call wins where they overlap). Used by the in-order writer
+   * (src/retrieve/vector-file-writer.ts) for a whole region at once. Throws `HarnessError('EMBEDDING_FAILED')` naming
+   * the file when it cannot be written (a full disk), an Error for rows outside [0, n).
+   */
+  writeRows(first: number, count: number, rows: Float32Array): void {
+    if (count === 0) return;
+    this.checkRow(first);
+    this.checkRow(first + count - 1);
+    if (rows.length < count * this.dp) throw new Error(`vector file: ${rows.length} floats for ${count} rows of ${this.dp}`);
+    this.flush();
+    writeFully(this.handle(), new Uint8Array(rows.buffer, rows.byteOffset, count * this.dp * 4), first * this.dp * 4, this.path);
+  }
+
   /** Copies row i (dp floats) into `into`. */
   readRow(i: number, into: Float32Array): void {
     this.checkRow(i);
