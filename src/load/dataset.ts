@@ -15,10 +15,10 @@ import { READ_EXTENSIONS, scanDocumentFolder, type DocumentFolderScan } from './
 import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
-import { fingerprintBoth } from './fingerprint.js';
+import { fingerprintBothAsync } from './fingerprint.js';
 import { textStoreOf } from './text-store.js';
 
-export { corpusFingerprintOf, fingerprintBoth, fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
+export { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -68,7 +68,8 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
  * @returns a {@link Dataset}: docs sorted by id, questions in file order, warnings (skipped files, documents with
  *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...), `fingerprint`
  *   (`fingerprintDataset`) and `corpusFingerprint` (`fingerprintCorpus`), both computed without a second read of the
- *   texts (src/load/fingerprint.ts: hashed while a BEIR corpus in id order streams, else `fingerprintBoth`'s one pass).
+ *   texts (src/load/fingerprint.ts: hashed while a BEIR corpus in id order streams, else `fingerprintBothAsync`'s one
+ *   pass, which yields to the event loop every 32 Mi code units).
  * @throws HarnessError `DATASET_NOT_FOUND` (the folder, docs/, questions.jsonl or a BEIR file is missing; names
  *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value; a `sample` whose `documents` is not an integer
  *   ≥ 1 or whose `seed` is not an integer), and everything the layout loaders throw
@@ -124,8 +125,9 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
   if (await isFile(path.join(root, 'corpus.jsonl'))) {
     const split = spec.split ?? 'test';
     const { docs, questions, warnings, fingerprints } = await loadBeir(root, split, { labels, ...(opts.textStore === undefined ? {} : { textStore: opts.textStore }) });
-    // Hashed while the corpus streamed when it is in id order; else one pass over the sorted documents.
-    return { name, root, layout: 'beir', split, docs, questions, ...(fingerprints ?? fingerprintBoth(docs, questions)), warnings };
+    // Hashed while the corpus streamed when it is in id order; else one pass over the sorted documents (which yields
+    // to the event loop, so the load heartbeat is not silent meanwhile).
+    return { name, root, layout: 'beir', split, docs, questions, ...(fingerprints ?? (await fingerprintBothAsync(docs, questions))), warnings };
   }
 
   const docsDir = path.join(root, 'docs');
@@ -162,7 +164,7 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
     layout: 'folder',
     docs: scan.docs,
     questions: parsed.questions,
-    ...fingerprintBoth(scan.docs, parsed.questions),
+    ...(await fingerprintBothAsync(scan.docs, parsed.questions)),
     warnings,
   };
 }

@@ -129,13 +129,45 @@ export function fingerprintBoth(docs: readonly Doc[], questions: readonly Questi
   return twin.finish(questions);
 }
 
+/** Code units of text {@link fingerprintBothAsync} hashes between two yields to the event loop by default: 2^25 (32 Mi). */
+export const FINGERPRINT_YIELD_UNITS = 1 << 25;
+
+/**
+ * {@link fingerprintBoth}, yielding to the event loop (`setImmediate`) after every `yieldEveryUnits` code units of text
+ * hashed, so timers (the load heartbeat, src/run/front.ts) keep running during a pass over millions of stored texts
+ * (issue 25: at 10M documents the passes were minutes of silence). Same values as {@link fingerprintBoth}; the
+ * documents must not change until the promise settles.
+ * @param yieldEveryUnits code units between yields, an integer ≥ 1; default {@link FINGERPRINT_YIELD_UNITS}.
+ * @throws RangeError for a `yieldEveryUnits` that is not an integer ≥ 1.
+ */
+export async function fingerprintBothAsync(
+  docs: readonly Doc[],
+  questions: readonly Question[],
+  yieldEveryUnits = FINGERPRINT_YIELD_UNITS,
+): Promise<DatasetFingerprints> {
+  if (!Number.isInteger(yieldEveryUnits) || yieldEveryUnits < 1) throw new RangeError(`yieldEveryUnits must be an integer >= 1, got ${yieldEveryUnits}`);
+  const twin = new TwinDocHash();
+  let since = 0;
+  for (const d of sortedById(docs)) {
+    const text = d.text; // one read of a stored text
+    writeRecord(twin.writer, d.id, text);
+    since += text.length;
+    if (since >= yieldEveryUnits) {
+      since = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return twin.finish(questions);
+}
+
 /**
  * Both fingerprints computed while a loader streams the corpus, each document's text hashed when it arrives, so no
  * later pass reads the texts back (issue 25: a text store at 10M documents holds 13.6 GB). This works only when the
  * distinct documents arrive in strictly increasing id order (code-unit order), since the fingerprints hash the
  * documents sorted by id and a sha256 cannot take bytes out of order. At the first document whose id is not greater
  * than the previous one's, the hashes are dropped ({@link StreamingFingerprints.inOrder} turns false for good) and
- * {@link StreamingFingerprints.finish} returns undefined: the caller then computes {@link fingerprintBoth} over the
+ * {@link StreamingFingerprints.finish} returns undefined: the caller then computes {@link fingerprintBoth} (or
+ * {@link fingerprintBothAsync}) over the
  * sorted documents (one pass). A document that arrives out of order must be hashed before documents already hashed,
  * and its text (or theirs) would have to be kept in memory or read back: the pass is the exact, bounded fallback.
  *

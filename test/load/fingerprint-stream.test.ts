@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/schema.js';
 import { loadBeir } from '../../src/load/beir.js';
-import { corpusFingerprintOf, fingerprintBoth, fingerprintCorpus, fingerprintDataset, loadDataset, type DatasetSpec, type LoadDatasetOptions } from '../../src/load/dataset.js';
+import { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprintCorpus, fingerprintDataset, loadDataset, type DatasetSpec, type LoadDatasetOptions } from '../../src/load/dataset.js';
 import { StreamingFingerprints } from '../../src/load/fingerprint.js';
 import { sampleDataset, subsetDataset } from '../../src/load/sample.js';
 import { isStored, textStoreOf } from '../../src/load/text-store.js';
@@ -133,6 +133,43 @@ describe('fingerprintBoth equals fingerprintDataset and fingerprintCorpus', () =
       }),
       { numRuns: 200, seed: 12 },
     );
+  });
+});
+
+describe('fingerprintBothAsync', () => {
+  const docs: Doc[] = [
+    { id: 'b', text: 'bbbb' },
+    { id: 'a', text: 'aa\n"' },
+    { id: 'c', text: '' },
+  ];
+
+  it('gives fingerprintBoth\'s values for any yield interval', async () => {
+    for (const every of [1, 2, 3, 1000]) expect(await fingerprintBothAsync(docs, [q], every)).toEqual(fingerprintBoth(docs, [q]));
+  });
+
+  it('yields to the event loop between documents once the interval is reached (a setImmediate queued before runs mid-pass)', async () => {
+    let ran = false;
+    const seen: boolean[] = [];
+    const watched: Doc[] = docs.map((d) => ({
+      id: d.id,
+      get text() {
+        seen.push(ran);
+        return d.text;
+      },
+    }));
+    setImmediate(() => (ran = true));
+    await fingerprintBothAsync(watched, [q], 4); // 'aa\n"' (4 units) then a yield, then 'bbbb'
+    expect(seen).toEqual([false, true, true]);
+    ran = false;
+    seen.length = 0;
+    setImmediate(() => (ran = true));
+    await fingerprintBothAsync(watched, [q], 100); // never reaches 100 units: no yield mid-pass
+    expect(seen).toEqual([false, false, false]);
+  });
+
+  it('a yield interval that is not an integer >= 1 is a RangeError', async () => {
+    await expect(fingerprintBothAsync(docs, [q], 0)).rejects.toThrow(RangeError);
+    await expect(fingerprintBothAsync(docs, [q], 1.5)).rejects.toThrow(RangeError);
   });
 });
 
