@@ -54,7 +54,8 @@ export function judgedDocumentIds(docs: readonly Doc[], questions: readonly Ques
 
 /**
  * The seeded sample of `dataset.sample` (rules in this module's header): every judged document plus
- * `documents − judged` others drawn with `seed`, all questions. Pure: `dataset` is not changed.
+ * `documents − judged` others drawn with `seed`, all questions. Pure: `dataset` is not changed. Its fingerprints are
+ * neither read nor needed (loadDataset samples before fingerprinting the full corpus).
  * @returns the sampled dataset (docs in id order, `fingerprint` and `corpusFingerprint` recomputed over the sample in
  *   one pass, src/load/fingerprint.ts `fingerprintBoth`; warnings extended) and the
  *   record for the manifest. When `documents ≥` the corpus size the documents are all kept, the fingerprint is the
@@ -65,7 +66,7 @@ export function judgedDocumentIds(docs: readonly Doc[], questions: readonly Ques
  * @throws RangeError when `documents` is not an integer ≥ 1 or `seed` is not an integer (the config schema refuses
  *   both first, so this is a caller's bug).
  */
-export function sampleDataset(dataset: Dataset, spec: SampleSpec): { dataset: Dataset; sample: SampleRecord } {
+export function sampleDataset(dataset: Omit<Dataset, 'fingerprint' | 'corpusFingerprint'>, spec: SampleSpec): { dataset: Dataset; sample: SampleRecord } {
   if (!Number.isInteger(spec.documents) || spec.documents < 1) throw new RangeError(`sample documents must be an integer >= 1, got ${spec.documents}`);
   if (!Number.isInteger(spec.seed)) throw new RangeError(`sample seed must be an integer, got ${spec.seed}`);
   const total = dataset.docs.length;

@@ -17,7 +17,7 @@ import { loadBeir } from '../../src/load/beir.js';
 import { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprintCorpus, fingerprintDataset, loadDataset, type DatasetSpec, type LoadDatasetOptions } from '../../src/load/dataset.js';
 import { StreamingFingerprints } from '../../src/load/fingerprint.js';
 import { sampleDataset, subsetDataset } from '../../src/load/sample.js';
-import { isStored, textStoreOf } from '../../src/load/text-store.js';
+import { isStored, TextStore, textStoreOf } from '../../src/load/text-store.js';
 import { planEnv } from '../../src/plan/env.js';
 import { planGraph } from '../../src/plan/graph.js';
 import type { Dataset, Doc, Question } from '../../src/types.js';
@@ -231,6 +231,53 @@ describe('loadDataset carries both fingerprints, equal to the reference function
     expect(sorted.corpusFingerprint).toBe(mem.corpusFingerprint);
     expect(sorted.fingerprint).toBe(mem.fingerprint);
   });
+});
+
+describe('stored text read back while loading (TextStore.slice counted)', () => {
+  /** Bytes of a text in the store: one a code unit (latin1), two when one is ≥ 256 (UTF-16LE). */
+  const bytesOf = (t: string) => (/[^\u0000-\u00ff]/.test(t) ? 2 : 1) * t.length;
+
+  /**
+   * Loads `spec` into a text store; returns the dataset, the bytes of stored text read back during the load, the
+   * store's bytes and the bytes of the loaded documents' texts (read after the count).
+   */
+  async function readBackOf(spec: DatasetSpec, name: string): Promise<{ ds: Dataset; read: number; stored: number; docBytes: number }> {
+    const slice = TextStore.prototype.slice;
+    let read = 0;
+    TextStore.prototype.slice = function (this: TextStore, i: number, start: number, end: number): string {
+      read += (end - start) * (this.isWide(i) ? 2 : 1);
+      return slice.call(this, i, start, end);
+    };
+    try {
+      const ds = await loadDataset(spec, { textStore: { dir: path.join(tmp, name), residentBytes: 0 } });
+      const readInLoad = read;
+      const stored = textStoreOf(ds.docs)?.byteLength ?? -1;
+      expect({ fingerprint: ds.fingerprint, corpusFingerprint: ds.corpusFingerprint }).toEqual(reference(ds));
+      const docBytes = ds.docs.reduce((n, d) => n + bytesOf(d.text), 0);
+      textStoreOf(ds.docs)?.remove();
+      return { ds, read: readInLoad, stored, docBytes };
+    } finally {
+      TextStore.prototype.slice = slice;
+    }
+  }
+  it('in id order: none; out of order: each stored text once (the store\'s bytes)', async () => {
+    const inOrder = await readBackOf({ path: beirFolder('rb-ordered', ordered, 'd2') }, 'rb1');
+    // only the duplicate check: each of d2's two repeats compares with the stored 'second é中' (9 code units, UTF-16)
+    expect(inOrder.read).toBe(2 * 2 * 9);
+    const noDuplicates = await readBackOf({ path: beirFolder('rb-ordered-2', [ordered[0], ordered[1], ordered[3], ordered[5]], 'd2') }, 'rb4');
+    expect(noDuplicates.read).toBe(0);
+    const outOfOrder = await readBackOf({ path: beirFolder('rb-unordered', [ordered[3], ordered[0], ordered[5], ordered[1]], 'd1') }, 'rb2');
+    // 'third\ttab' 9 + 'One\n\nfirst "doc"\n' 17 + '' 0 + 'second é中' 2 × 9 (a code unit ≥ 256: UTF-16)
+    expect(outOfOrder.stored).toBe(9 + 17 + 0 + 18);
+    expect(outOfOrder.read).toBe(outOfOrder.stored);
+  });
+
+  it.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('a SciFact sample reads only the sample\'s texts, not the full corpus first', async () => {
+    const { ds, read, stored, docBytes } = await readBackOf({ path: scifact, split: 'test', sample: { documents: 500, seed: 5 } }, 'rb3');
+    expect(ds.docs.length).toBe(500);
+    expect(read).toBe(docBytes);
+    expect(read).toBeLessThan(stored);
+  }, 60_000);
 });
 
 describe('consumers use the loaded corpus fingerprint instead of recomputing it', () => {
