@@ -69,7 +69,7 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
  *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...), `fingerprint`
  *   (`fingerprintDataset`) and `corpusFingerprint` (`fingerprintCorpus`), both computed without a second read of the
  *   texts (src/load/fingerprint.ts: hashed while a BEIR corpus in id order streams, else `fingerprintBothAsync`'s one
- *   pass, which yields to the event loop every 32 Mi code units).
+ *   pass, which yields to the event loop every 32 Mi code units); with `sample`, both over the sample's documents only.
  * @throws HarnessError `DATASET_NOT_FOUND` (the folder, docs/, questions.jsonl or a BEIR file is missing; names
  *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value; a `sample` whose `documents` is not an integer
  *   ≥ 1 or whose `seed` is not an integer), and everything the layout loaders throw
