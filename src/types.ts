@@ -58,11 +58,17 @@ export interface Dataset {
   docs: Doc[];
   /** Questions in file order. */
   questions: Question[];
-  /** sha256 hex over the sorted document ids and texts and the questions as loaded. */
+  /** sha256 hex over the sorted document ids and texts and the questions as loaded (src/load/fingerprint.ts `fingerprintDataset`). */
   fingerprint: string;
+  /**
+   * sha256 hex over the sorted document ids and texts only (src/load/fingerprint.ts `fingerprintCorpus`), computed by
+   * the loader with `fingerprint` without reading the texts again (issue 25). Optional: when absent (a dataset built by
+   * hand), consumers compute it from `docs` (`corpusFingerprintOf`). Whoever replaces `docs` must replace or drop it.
+   */
+  corpusFingerprint?: string;
   /** Non-fatal findings (collapsed exact duplicate questions, repeated labels, ...). */
   warnings: string[];
-  /** Set when `dataset.sample` was given (src/load/sample.ts); `docs` and `fingerprint` are then the sample's. */
+  /** Set when `dataset.sample` was given (src/load/sample.ts); `docs` and both fingerprints are then the sample's. */
   sample?: DatasetSample;
 }
 

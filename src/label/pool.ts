@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { loadSweepResult } from '../run/artifacts.js';
-import { loadDataset, fingerprintCorpus } from '../load/dataset.js';
+import { loadDataset, corpusFingerprintOf } from '../load/dataset.js';
 import { chunkDocumentsParallel } from '../chunk/parallel.js';
 import { chunkingKey } from '../chunk/chunker.js';
 import { isRelevantOverlap } from '../score/evidence.js';
@@ -366,7 +366,7 @@ export async function poolFromResults(dir: string, options: PoolOptions = {}): P
   const header: PoolHeader = {
     format: POOL_FORMAT,
     version: POOL_VERSION,
-    dataset: { name: dataset.name, root: dataset.root, corpus: fingerprintCorpus(dataset.docs) },
+    dataset: { name: dataset.name, root: dataset.root, corpus: corpusFingerprintOf(dataset) },
     results: resultsDir,
     level: poolLevel,
     depth,

@@ -16,7 +16,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
-import { loadDataset, fingerprintCorpus } from '../load/dataset.js';
+import { loadDataset, corpusFingerprintOf, fingerprintCorpus } from '../load/dataset.js';
 import { scanDocumentFolder } from '../load/documents.js';
 import { agreement } from '../score/agreement.js';
 import { foldJudgments, isModelAssessor, judgmentsLogPath, openJudgmentLog, pairKey, readPool, resolveLabels, type Judgment, type JudgmentLog, type PoolHeader, type PoolPair } from './formats.js';
@@ -116,7 +116,7 @@ async function corpusOf(labels: string, header: PoolHeader): Promise<{ root: str
     return { root, corpus: fingerprintCorpus(scan.docs) };
   }
   const d = await loadDataset({ path: root, ...(ds?.split ? { split: ds.split } : {}), labels: 'keep', strictness: 'warn' });
-  return { root, corpus: fingerprintCorpus(d.docs) };
+  return { root, corpus: corpusFingerprintOf(d) };
 }
 
 /** Cohen's kappa (linear) for every two assessors who graded some of `pairs` (persons and models alike). */

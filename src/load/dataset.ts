@@ -15,10 +15,10 @@ import { READ_EXTENSIONS, scanDocumentFolder, type DocumentFolderScan } from './
 import { invalidUtf8Warning, loadQuestionsFile, type LabelPolicy, type Strictness } from './questions.js';
 import { sampleDataset, type SampleSpec } from './sample.js';
 import { appendAll } from '../bounded.js';
-import { fingerprintDataset } from './fingerprint.js';
+import { fingerprintBothAsync, type DatasetFingerprints } from './fingerprint.js';
 import { textStoreOf } from './text-store.js';
 
-export { fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
+export { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprintCorpus, fingerprintDataset } from './fingerprint.js';
 
 /** What the config says about a dataset. */
 export interface DatasetSpec {
@@ -66,8 +66,10 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
 /**
  * Loads the dataset `spec` names.
  * @returns a {@link Dataset}: docs sorted by id, questions in file order, warnings (skipped files, documents with
- *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...) and a fingerprint
- *   ({@link fingerprintDataset}).
+ *   no text, collapsed duplicates, repeated or dangling labels under keep/drop, ...), `fingerprint`
+ *   (`fingerprintDataset`) and `corpusFingerprint` (`fingerprintCorpus`), both computed without a second read of the
+ *   texts (src/load/fingerprint.ts: hashed while a BEIR corpus in id order streams, else `fingerprintBothAsync`'s one
+ *   pass, which yields to the event loop every 32 Mi code units); with `sample`, both over the sample's documents only.
  * @throws HarnessError `DATASET_NOT_FOUND` (the folder, docs/, questions.jsonl or a BEIR file is missing; names
  *   the resolved path), `CONFIG_INVALID` (an unknown `labels` value; a `sample` whose `documents` is not an integer
  *   ≥ 1 or whose `seed` is not an integer), and everything the layout loaders throw
@@ -75,10 +77,14 @@ const POLICIES: readonly LabelPolicy[] = ['strict', 'keep', 'drop'];
  */
 export async function loadDataset(spec: DatasetSpec, opts: LoadDatasetOptions = {}): Promise<Dataset> {
   if (spec.sample !== undefined) checkSample(spec.sample);
-  const full = await loadFull(spec, opts);
-  if (spec.sample === undefined) return full;
+  const { dataset: full, fingerprints } = await loadFull(spec, opts);
   try {
-    return sampleDataset(full, spec.sample).dataset;
+    // A sample is fingerprinted over its own documents: the full corpus's values (a pass over every text when they
+    // were not hashed while streaming) would be thrown away.
+    if (spec.sample !== undefined) return sampleDataset(full, spec.sample).dataset;
+    // Hashed while the corpus streamed when it is in id order; else one pass over the sorted documents (which yields
+    // to the event loop, so the load heartbeat is not silent meanwhile).
+    return { ...full, ...(fingerprints ?? (await fingerprintBothAsync(full.docs, full.questions))) };
   } catch (e) {
     textStoreOf(full.docs)?.remove();
     throw e;
@@ -98,7 +104,13 @@ function checkSample(s: SampleSpec): void {
   }
 }
 
-async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Dataset> {
+/** A loaded dataset before its fingerprints, and the fingerprints when they were computed while it streamed. */
+interface Loaded {
+  dataset: Omit<Dataset, 'fingerprint' | 'corpusFingerprint'>;
+  fingerprints: DatasetFingerprints | undefined;
+}
+
+async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Loaded> {
   const labels = spec.labels ?? 'strict';
   if (!POLICIES.includes(labels)) {
     throw new HarnessError('CONFIG_INVALID', `dataset.labels must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(labels)}`, {
@@ -122,8 +134,8 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
 
   if (await isFile(path.join(root, 'corpus.jsonl'))) {
     const split = spec.split ?? 'test';
-    const { docs, questions, warnings } = await loadBeir(root, split, { labels, ...(opts.textStore === undefined ? {} : { textStore: opts.textStore }) });
-    return { name, root, layout: 'beir', split, docs, questions, fingerprint: fingerprintDataset(docs, questions), warnings };
+    const { docs, questions, warnings, fingerprints } = await loadBeir(root, split, { labels, ...(opts.textStore === undefined ? {} : { textStore: opts.textStore }) });
+    return { dataset: { name, root, layout: 'beir', split, docs, questions, warnings }, fingerprints };
   }
 
   const docsDir = path.join(root, 'docs');
@@ -154,15 +166,7 @@ async function loadFull(spec: DatasetSpec, opts: LoadDatasetOptions): Promise<Da
   // Streamed line by line with a bounded line length (issue 24): a 1 GB file is never one string.
   const parsed = await loadQuestionsFile(questionsFile, docMap, { labels, strictness: spec.strictness ?? 'strict' });
   appendAll(warnings, parsed.warnings);
-  return {
-    name,
-    root,
-    layout: 'folder',
-    docs: scan.docs,
-    questions: parsed.questions,
-    fingerprint: fingerprintDataset(scan.docs, parsed.questions),
-    warnings,
-  };
+  return { dataset: { name, root, layout: 'folder', docs: scan.docs, questions: parsed.questions, warnings }, fingerprints: undefined };
 }
 
 /**

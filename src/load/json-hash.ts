@@ -15,7 +15,15 @@
  * lone surrogate (never produced by the loaders, which decode UTF-8) take `JSON.stringify` itself.
  */
 import { Buffer } from 'node:buffer';
-import type { Hash } from 'node:crypto';
+
+/**
+ * What a {@link JsonHashWriter} feeds: a node `crypto.Hash`, or any object with an `update(bytes)` that consumes the
+ * bytes before it returns (the writer reuses its buffer), e.g. one that feeds two hashes side by side
+ * (fingerprint.ts).
+ */
+export interface ByteSink {
+  update(bytes: Uint8Array): unknown;
+}
 
 const HEX = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 /** Per UTF-8 byte: 0 = written as it is, else the byte after the backslash (`u` for the `\u00xx` form). */
@@ -39,12 +47,12 @@ export class JsonHashWriter {
   private n = 0;
 
   /**
-   * @param hash receives the bytes, in order, in pieces of at most `bufferBytes`.
+   * @param hash receives the bytes, in order, in pieces of at most `bufferBytes` (a `crypto.Hash` or a {@link ByteSink}).
    * @param bufferBytes size of the output buffer; default 1 MiB, at least 16 (tests use small values, so escapes and
    *   copies cross buffer boundaries).
    */
   constructor(
-    private readonly hash: Hash,
+    private readonly hash: ByteSink,
     bufferBytes = 1 << 20,
   ) {
     this.out = Buffer.allocUnsafe(Math.max(16, bufferBytes));

@@ -16,7 +16,7 @@
  */
 import { seededRandom } from '../score/stats.js';
 import type { Dataset, DatasetSample, Doc, Question } from '../types.js';
-import { fingerprintDataset } from './fingerprint.js';
+import { fingerprintBoth } from './fingerprint.js';
 
 /** `dataset.sample` as written in the config. */
 export interface SampleSpec {
@@ -54,8 +54,10 @@ export function judgedDocumentIds(docs: readonly Doc[], questions: readonly Ques
 
 /**
  * The seeded sample of `dataset.sample` (rules in this module's header): every judged document plus
- * `documents − judged` others drawn with `seed`, all questions. Pure: `dataset` is not changed.
- * @returns the sampled dataset (docs in id order, fingerprint recomputed over the sample, warnings extended) and the
+ * `documents − judged` others drawn with `seed`, all questions. Pure: `dataset` is not changed. Its fingerprints are
+ * neither read nor needed (loadDataset samples before fingerprinting the full corpus).
+ * @returns the sampled dataset (docs in id order, `fingerprint` and `corpusFingerprint` recomputed over the sample in
+ *   one pass, src/load/fingerprint.ts `fingerprintBoth`; warnings extended) and the
  *   record for the manifest. When `documents ≥` the corpus size the documents are all kept, the fingerprint is the
  *   full corpus's, and a warning says the sample is the whole corpus.
  * Warnings added: the optimism sentence `metrics are on a sample of K of M documents (every judged document, J,
@@ -64,7 +66,7 @@ export function judgedDocumentIds(docs: readonly Doc[], questions: readonly Ques
  * @throws RangeError when `documents` is not an integer ≥ 1 or `seed` is not an integer (the config schema refuses
  *   both first, so this is a caller's bug).
  */
-export function sampleDataset(dataset: Dataset, spec: SampleSpec): { dataset: Dataset; sample: SampleRecord } {
+export function sampleDataset(dataset: Omit<Dataset, 'fingerprint' | 'corpusFingerprint'>, spec: SampleSpec): { dataset: Dataset; sample: SampleRecord } {
   if (!Number.isInteger(spec.documents) || spec.documents < 1) throw new RangeError(`sample documents must be an integer >= 1, got ${spec.documents}`);
   if (!Number.isInteger(spec.seed)) throw new RangeError(`sample seed must be an integer, got ${spec.seed}`);
   const total = dataset.docs.length;
@@ -91,7 +93,7 @@ export function sampleDataset(dataset: Dataset, spec: SampleSpec): { dataset: Da
     );
   }
   return {
-    dataset: { ...dataset, docs, warnings, fingerprint: fingerprintDataset(docs, dataset.questions), sample },
+    dataset: { ...dataset, docs, warnings, ...fingerprintBoth(docs, dataset.questions), sample },
     sample,
   };
 }
@@ -137,7 +139,7 @@ export interface SubsetInfo {
  * questions (file order; all when null), every document judged relevant (grade ≥ 1) for a kept question, plus the
  * first `others` remaining documents in the dataset's document order (ids in code-unit order, as `loadDataset` sorts
  * them). `others: null` keeps every document. Returns the dataset unchanged (same object) and `subset: null` when
- * nothing is left out. The result's fingerprint is recomputed; the input is not changed. `others` and
+ * nothing is left out. The result's `fingerprint` and `corpusFingerprint` are recomputed; the input is not changed. `others` and
  * `maxQuestions` are integers ≥ 0 (≥ 1 for questions); anything else is a plain `Error` (a bug in the bench's
  * argument parsing).
  */
@@ -169,7 +171,7 @@ export function subsetDataset(
       ? 'all documents'
       : `all ${judgedDocs} documents judged relevant for them, plus the first ${taken} other documents in id order (code-unit order)`);
   return {
-    dataset: { ...dataset, docs, questions, fingerprint: fingerprintDataset(docs, questions) },
+    dataset: { ...dataset, docs, questions, ...fingerprintBoth(docs, questions) },
     subset: {
       rule,
       judgedDocs,

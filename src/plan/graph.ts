@@ -26,7 +26,7 @@ import { chunkingKeyOf, expandGrid, neededChunkings, rankingId } from '../config
 import type { ConfigSpec, Dataset, Question } from '../types.js';
 import { KEYWORD_ANALYSER } from '../retrieve/tokenize.js';
 import { CheckpointStore, chunkingCheckpointKey, rankingInputsKey } from '../run/checkpoint.js';
-import { fingerprintCorpus } from '../load/fingerprint.js';
+import { corpusFingerprintOf } from '../load/fingerprint.js';
 import { maxOf } from '../bounded.js';
 import { HarnessError } from '../errors.js';
 
@@ -83,7 +83,7 @@ export interface Plan {
   units: PlanUnit[];
   /** Rows of the matrix in grid order. */
   rows: PlanRow[];
-  /** SHA-256 of the corpus (`fingerprintCorpus`), part of every ranking key. */
+  /** SHA-256 of the corpus (`fingerprintCorpus`; the loader's `Dataset.corpusFingerprint` when set), part of every ranking key. */
   corpusFingerprint: string;
   /** The key parts every ranking unit shares (dataset, question ids, level). */
   common: Record<string, unknown>;
@@ -100,13 +100,13 @@ const AT_RUN = '<at run>';
  * the sweep's resolved config (object retrievers and providers already joined). Pure and deterministic: the same
  * arguments give the same plan.
  */
-export function planGraph(config: SweepConfig, dataset: Pick<Dataset, 'docs'>, scored: readonly Question[], env: PlanEnv): Plan {
+export function planGraph(config: SweepConfig, dataset: Pick<Dataset, 'docs' | 'corpusFingerprint'>, scored: readonly Question[], env: PlanEnv): Plan {
   const grid = expandGrid(config);
   const maxK = maxOf(config.topK);
   const gridModes = new Set(grid.map((r) => r.mode));
   const rowDepth = Math.max(maxK, maxOf(grid.map((r) => r.rerank?.depth ?? 0), 0));
   const baseDepth = gridModes.has('hybrid') ? Math.max(rowDepth, config.hybrid.depth) : rowDepth;
-  const corpusFingerprint = fingerprintCorpus(dataset.docs);
+  const corpusFingerprint = corpusFingerprintOf(dataset); // computed while loading: no pass over the texts here
   const common = { dataset: rankingInputsKey(corpusFingerprint, scored), questions: scored.map((q) => q.id), level: config.level };
 
   const units = new Map<string, PlanUnit>();
