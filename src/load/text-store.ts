@@ -10,7 +10,8 @@
  * below 256, else as UTF-16LE (two bytes a code unit), with a flag per text; both round-trip every string exactly.
  * Per text the store keeps its byte offset (a `Float64Array`: files pass 4 GB at 10M documents), its length in code
  * units (`Uint32Array`) and the flag (`Uint8Array`): 13 bytes, in arrays that grow by doubling. Writes are coalesced
- * in a 1 MiB buffer; reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces).
+ * in a 1 MiB buffer; reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces), and reads
+ * that walk the file forwards are served from a 1 MiB read-ahead window ({@link READ_AHEAD_BYTES}).
  *
  * File: `<dir>/documents-<n>.txt.tmp-<pid>-<ms>` (src/store/temp.ts's scheme): removed by {@link TextStore.remove}
  * (the sweep calls it when it ends), by a process `exit` hook for stores still open, and, when a run was killed, by the
@@ -32,6 +33,11 @@ import type { Chunk, Doc } from '../types.js';
 const WRITE_BUFFER_BYTES = 2 ** 20;
 /** Default bytes of the read buffer: 64 KiB. */
 export const DEFAULT_READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * Bytes of the read-ahead window: 1 MiB. Reading the chunk texts of 1M documents in order made one positioned read
+ * per chunk (1.76 million `pread`s); with the window, one per MiB of text.
+ */
+export const READ_AHEAD_BYTES = 2 ** 20;
 /** Texts the index arrays start with (they double when full). */
 const INITIAL_CAPACITY = 1024;
 /** Any code unit at or above 256: the text needs UTF-16LE. */
@@ -41,6 +47,8 @@ const WIDE = /[^\u0000-\u00ff]/;
 export interface TextStoreOptions {
   /** Bytes of the read buffer, an even integer ≥ 2; default {@link DEFAULT_READ_BUFFER_BYTES}. Tests pass tiny values. */
   readBufferBytes?: number;
+  /** Bytes of the read-ahead window, an integer ≥ 0 (0: none); default {@link READ_AHEAD_BYTES}. Tests pass tiny values. */
+  readAheadBytes?: number;
 }
 
 /** Stores open in this process, removed at exit if nobody removed them before. */
@@ -65,17 +73,42 @@ export class TextStore {
   /** File offset of `pending[0]`. */
   private pendingAt = 0;
   private readonly readBuffer: Buffer;
+  /**
+   * Read-ahead window for reads that walk the file forwards (the chunk texts of a chunking, read in order by the
+   * embedding's dedupe and the BM25 build): file bytes [windowAt, windowAt + windowBytes) of one read of up to
+   * {@link READ_AHEAD_BYTES}. Allocated on the first forward read; a read far from the previous one (the embedding's
+   * misses, longest first) reads its own bytes as before and leaves the window alone.
+   */
+  private window: Buffer | null = null;
+  private windowAt = 0;
+  private windowBytes = 0;
+  /** File byte just past the previous read (−1 before the first). */
+  private lastEnd = -1;
+  private readonly readAheadBytes: number;
+  private reads = 0;
+  private readBytes = 0;
 
   /** @internal use {@link createTextStore}. */
-  constructor(file: string, fd: number, readBufferBytes: number) {
+  constructor(file: string, fd: number, readBufferBytes: number, readAheadBytes = READ_AHEAD_BYTES) {
     this.path = file;
     this.fd = fd;
     this.readBuffer = Buffer.allocUnsafe(readBufferBytes);
+    this.readAheadBytes = readAheadBytes;
   }
 
   /** Texts stored. */
   get size(): number {
     return this.n;
+  }
+
+  /** Positioned reads of the file made so far (one per window filled or piece read; for tests and benches). */
+  get readCount(): number {
+    return this.reads;
+  }
+
+  /** Bytes those reads asked for. */
+  get bytesRead(): number {
+    return this.readBytes;
   }
 
   /** Bytes of the file (latin1 texts one byte a code unit, UTF-16LE texts two). */
@@ -85,7 +118,7 @@ export class TextStore {
 
   /** Bytes of memory the index arrays take now (13 bytes a text of capacity), plus the two buffers. */
   get residentBytes(): number {
-    return this.offsets.byteLength + this.lengths.byteLength + this.wide.byteLength + this.pending.length + this.readBuffer.length;
+    return this.offsets.byteLength + this.lengths.byteLength + this.wide.byteLength + this.pending.length + this.readBuffer.length + (this.window?.length ?? 0);
   }
 
   private handle(): number {
@@ -182,6 +215,25 @@ export class TextStore {
     const encoding = unit === 2 ? 'utf16le' : 'latin1';
     let at = this.offsets[i] + start * unit;
     let left = (end - start) * unit;
+    const previousEnd = this.lastEnd;
+    this.lastEnd = at + left;
+    if (this.readAheadBytes > 0 && left <= this.readAheadBytes) {
+      if (this.window !== null && at >= this.windowAt && at + left <= this.windowAt + this.windowBytes) {
+        return this.window.toString(encoding, at - this.windowAt, at - this.windowAt + left);
+      }
+      // forwards from near the previous read's end (a chunk's overlap starts a little before it): fill the window here
+      if (previousEnd >= 0 && at >= previousEnd - this.readAheadBytes && at <= previousEnd + this.readAheadBytes) {
+        this.window ??= Buffer.allocUnsafe(this.readAheadBytes);
+        const want = Math.min(this.readAheadBytes, this.bytes - at);
+        this.windowAt = at;
+        this.windowBytes = 0; // invalid until the read below succeeds
+        this.reads++;
+        this.readBytes += want;
+        readFullyAt(fd, this.window, 0, want, at, (stop) => this.shortRead(stop));
+        this.windowBytes = want;
+        return this.window.toString(encoding, 0, left);
+      }
+    }
     // pieces of whole code units: the buffer's length rounded down to an even number of bytes
     const piece = this.readBuffer.length - (this.readBuffer.length % 2);
     const parts: string[] = [];
@@ -196,11 +248,16 @@ export class TextStore {
   }
 
   private readExactly(fd: number, want: number, at: number): void {
-    readFullyAt(fd, this.readBuffer, 0, want, at, (end) =>
-      new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} ended at byte ${end}, expected ${this.bytes}`, {
-        location: { file: this.path },
-        remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
-      }));
+    this.reads++;
+    this.readBytes += want;
+    readFullyAt(fd, this.readBuffer, 0, want, at, (end) => this.shortRead(end));
+  }
+
+  private shortRead(end: number): HarnessError {
+    return new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} ended at byte ${end}, expected ${this.bytes}`, {
+      location: { file: this.path },
+      remedy: 'the file was changed or truncated while the sweep ran; run the sweep again',
+    });
   }
 
   /** Flushes and closes the file (idempotent); reads then throw. The file stays until {@link TextStore.remove}. */
@@ -244,6 +301,10 @@ export function createTextStore(dir: string, options: TextStoreOptions = {}): Te
   if (!Number.isInteger(readBufferBytes) || readBufferBytes < 2 || readBufferBytes % 2 !== 0) {
     throw new RangeError(`text store: readBufferBytes (${readBufferBytes}) must be an even integer >= 2`);
   }
+  const readAheadBytes = options.readAheadBytes ?? READ_AHEAD_BYTES;
+  if (!Number.isInteger(readAheadBytes) || readAheadBytes < 0) {
+    throw new RangeError(`text store: readAheadBytes (${readAheadBytes}) must be an integer >= 0`);
+  }
   removeDeadTemporaries(dir);
   const file = tempPathFor(path.join(path.resolve(dir), `documents-${++sequence}.txt`));
   let fd: number;
@@ -257,7 +318,7 @@ export function createTextStore(dir: string, options: TextStoreOptions = {}): Te
       cause: e,
     });
   }
-  const store = new TextStore(file, fd, readBufferBytes);
+  const store = new TextStore(file, fd, readBufferBytes, readAheadBytes);
   live.add(store);
   if (!exitHook) {
     exitHook = true;
