@@ -613,6 +613,11 @@ export class EmbeddingCache {
     if (this.discardedList.length < 100) this.discardedList.push(key);
   }
 
+  /** Rows this connection found damaged so far (served as misses; see the module doc); `stats().discarded` without its count of the file. */
+  get discardedCount(): number {
+    return this.discarded;
+  }
+
   /** Keys of the first (at most 100) rows this connection found damaged (see the module doc); provider key + text hash. */
   discardedKeys(): string[] {
     return [...this.discardedList];

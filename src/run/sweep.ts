@@ -120,9 +120,15 @@ async function executeAndScore(
     // A full disk, a permission...: the user's, naming cacheDir when the path is there (issue 24 §3).
     throw resourceFailure(e, [{ dir: config.cacheDir, key: 'cacheDir' }]) ?? e;
   } finally {
-    const damaged = cache?.stats().discarded ?? 0;
+    const damaged = cache?.discardedCount ?? 0;
     if (damaged > 0) warn(cacheDamageWarning(cache!.file, damaged, cache!.discardedKeys()));
-    cache?.close();
+    try {
+      cache?.close();
+    } catch (e) {
+      // The close merges the vectors still staged (src/embed/cache.ts); they are committed already, so a failure here
+      // (a full disk for the merge's sort) loses no work and must not lose the sweep's results: the next run merges them.
+      warn(`${e instanceof Error ? e.message : String(e)}; the vectors it staged stay in the file and the next run that reads it merges them`);
+    }
   }
   // 4. Score: the scoring unit's rows.
   const scoring = execution.results.get('scoring')!;

@@ -4,7 +4,7 @@
  * checkpoints (so the vectors are read back), and asserts: a warning naming the cache file, the altered vectors
  * recomputed by the provider, and every metric equal to the reference run's.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -145,5 +145,36 @@ describe('cached vectors are verified on read (issue 24)', () => {
     const after = cache.verifyAll();
     expect([after.rows, after.bad]).toEqual([before.rows - 1, []]);
     cache.close();
+  });
+});
+
+describe('the closing merge of staged vectors (session 12)', () => {
+  it("a merge that fails when the sweep closes the cache is a warning naming the file; results are returned and the next run merges the staged rows", async () => {
+    const cacheDir = path.join(mkdtempSync(path.join(tmpdir(), 'rs-vec-merge-')), 'c');
+    const file = path.join(cacheDir, 'embeddings.sqlite');
+    const provider = bagProvider();
+    // When the sweep closes the cache, take the index table away first: the rows still staged (the last puts) cannot
+    // be merged, and the close fails as a full disk would make it fail.
+    const close = EmbeddingCache.prototype.close;
+    const spy = vi.spyOn(EmbeddingCache.prototype, 'close').mockImplementation(function (this: EmbeddingCache) {
+      const db = new Database(file);
+      db.exec('DROP TABLE embeddings');
+      db.close();
+      spy.mockRestore();
+      close.call(this);
+    });
+    const r = await sweep(cacheDir, provider);
+    expect(metricsOf(r)).toEqual(metricsOf(reference));
+    const w = (r.manifest.warnings as string[]).find((m) => m.includes(file));
+    expect(w).toMatch(/embedding cache .*: write failed: no such table: embeddings/);
+    expect(w).toMatch(/stay in the file and the next run that reads it merges them/);
+    // the next run: the table is made again on open, the staged question vectors are merged and served from it
+    const next = bagProvider();
+    const again = await sweep(cacheDir, next);
+    expect(metricsOf(again)).toEqual(metricsOf(reference));
+    const check = new Database(file, { readonly: true });
+    const staged = check.prepare('SELECT COUNT(*) AS n FROM staged').get();
+    check.close();
+    expect(staged).toEqual({ n: 0 });
   });
 });
