@@ -613,6 +613,19 @@ export class EmbeddingCache {
     if (this.discardedList.length < 100) this.discardedList.push(key);
   }
 
+  /**
+   * True when the file has ever stored a vector under the provider part `model` (a row of `models`; such a row is
+   * written with the first put and never removed, so false means no key of this provider is stored, staged or not).
+   * Lets a caller skip the lookup of millions of keys on a cold cache. Throws `HarnessError('CACHE_FAILED')`.
+   */
+  hasModel(model: string): boolean {
+    try {
+      return this.modelId(model, false) !== undefined;
+    } catch (e) {
+      throw cacheError(this.file, 'read failed', e);
+    }
+  }
+
   /** Rows this connection found damaged so far (served as misses; see the module doc); `stats().discarded` without its count of the file. */
   get discardedCount(): number {
     return this.discarded;

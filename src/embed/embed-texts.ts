@@ -476,7 +476,9 @@ async function embedDistinct(
   // 2. cache lookup
   const providerKey = provider.cacheKey(role);
   const keyOf = (s: number): string => embeddingCacheKeyOfDigest(providerKey, distinct.cacheDigest(s));
-  if (opts.cache && total > 0) lookUp(opts.cache, keyOf, total, provider.dimensions, have, sink);
+  // A cache that never stored a vector of this provider key holds none of these texts: skip building and looking up
+  // every key (17.6 million at 10M documents, a few µs each on the main thread).
+  if (opts.cache && total > 0 && opts.cache.hasModel(providerKey)) lookUp(opts.cache, keyOf, total, provider.dimensions, have, sink);
   const missing: number[] = [];
   for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);
   const cacheHits = total - missing.length;

@@ -45,3 +45,30 @@ it('finds cached texts in every slice of the lookup, and embeds only the rest', 
     cache.close();
   }
 });
+
+it('a cache that never stored a vector of the provider key is not looked up (no visit), one that did is', async () => {
+  const cache = EmbeddingCache.open(path.join(dir, 'embeddings.sqlite'));
+  let visits = 0;
+  const visit = cache.visit.bind(cache);
+  cache.visit = (keys, onFound) => {
+    visits++;
+    return visit(keys, onFound);
+  };
+  try {
+    const texts = ['a', 'b', 'c'];
+    const first = await embedTexts(new FakeEmbedder(), texts, 'document', { cache });
+    expect([visits, first.stats.cacheHits, first.stats.cacheMisses]).toEqual([0, 0, 3]);
+    // another role is another provider key: still never stored, still no lookup
+    const other = await embedTexts(new FakeEmbedder(), texts, 'query', { cache });
+    expect(visits).toBe(0);
+    expect(other.stats.cacheMisses).toBe(3);
+    expect(cache.hasModel(new FakeEmbedder().cacheKey('document'))).toBe(true);
+    expect(cache.hasModel('never-stored')).toBe(false);
+    // the same key again: looked up once (one slice), every text a hit, the same vectors
+    const again = await embedTexts(new FakeEmbedder(), texts, 'document', { cache });
+    expect([visits, again.stats.cacheHits, again.stats.cacheMisses]).toEqual([1, 3, 0]);
+    expect(again.vectors.map((v) => Array.from(v))).toEqual(first.vectors.map((v) => Array.from(v)));
+  } finally {
+    cache.close();
+  }
+});
