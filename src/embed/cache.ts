@@ -404,6 +404,47 @@ export class EmbeddingCache {
    */
   visit(keys: readonly string[], onFound: (i: number, vec: Float32Array) => void): number {
     if (keys.length === 0) return 0;
+    // distinct keys by provider part, each digest with the positions asking for it
+    const groups = new Map<string, Map<string, { digest: Buffer; at: number[] }>>();
+    keys.forEach((k, i) => {
+      const { model, digest } = splitCacheKey(k);
+      let group = groups.get(model);
+      if (group === undefined) groups.set(model, (group = new Map()));
+      const id = digest.toString('latin1');
+      const entry = group.get(id);
+      if (entry) entry.at.push(i);
+      else group.set(id, { digest, at: [i] });
+    });
+    return this.visitGroups(keys.length, groups, onFound);
+  }
+
+  /**
+   * {@link EmbeddingCache.visit} for the keys `model + '\u0000' + hex(digestAt(i))`, i in [0, count), without building
+   * the key strings (the sweep's lookup of millions of chunk texts: 17 µs a key through `visit`, docs/scale.md "The
+   * embedding cache's writes (session 12)"). `digestAt(i)` gives 32 bytes (a view is fine; it is copied). Same
+   * results, marking, counters and errors as `visit` over those keys.
+   */
+  visitDigests(model: string, count: number, digestAt: (i: number) => Uint8Array, onFound: (i: number, vec: Float32Array) => void): number {
+    if (count === 0) return 0;
+    const group = new Map<string, { digest: Buffer; at: number[] }>();
+    for (let i = 0; i < count; i++) {
+      const d = digestAt(i);
+      if (d.length !== 32) throw new RangeError(`visitDigests: digest ${i} has ${d.length} bytes (32 needed)`);
+      const view = Buffer.from(d.buffer, d.byteOffset, 32);
+      const id = view.toString('latin1');
+      const entry = group.get(id);
+      if (entry) entry.at.push(i);
+      else group.set(id, { digest: Buffer.from(view), at: [i] });
+    }
+    return this.visitGroups(count, new Map([[model, group]]), onFound);
+  }
+
+  /** The body of {@link EmbeddingCache.visit}: `asked` positions in all, grouped by provider part and digest. */
+  private visitGroups(
+    asked: number,
+    groups: Map<string, Map<string, { digest: Buffer; at: number[] }>>,
+    onFound: (i: number, vec: Float32Array) => void,
+  ): number {
     let found = 0;
     let callerError: { e: unknown } | undefined;
     try {
@@ -411,32 +452,28 @@ export class EmbeddingCache {
         .transaction(() => {
           this.mergeInside(); // reads see every put
           const now = this.tick();
-          const index = new Map<string, number[]>();
-          keys.forEach((k, i) => {
-            const list = index.get(k);
-            if (list) list.push(i);
-            else index.set(k, [i]);
-          });
-          const distinct = [...index.keys()];
+          let distinct = 0;
+          for (const g of groups.values()) distinct += g.size;
           // The rowids of the rows served, marked in `lru` after all reads, in rowid order (lru's order): each of its
           // pages is then rewritten about once, where marking 500 random keys at a time in the vector rows and the old
           // (last_used, key) index rewrote pages per key (docs/scale.md, "Warm cache reads"). One transaction, so the
           // result is the same.
-          let hitRowids = new Float64Array(Math.min(distinct.length, 1 << 16));
+          let hitRowids = new Float64Array(Math.min(distinct, 1 << 16));
           let nHit = 0;
           let scratch = new Float32Array(0);
-          for (const [model, group] of groupByModel(distinct)) {
+          for (const [model, group] of groups) {
             const id = this.modelId(model, false);
             if (id === undefined) continue; // no vector of this provider part in the file: all misses
-            for (let s = 0; s < group.length; s += IN_CHUNK) {
-              const part = group.slice(s, s + IN_CHUNK);
-              const rows = this.selectStatement(part.length).all(id, ...part) as { rowid: number; digest: Uint8Array; vec: Uint8Array; sum: number }[];
+            const entries = [...group.values()];
+            for (let s = 0; s < entries.length; s += IN_CHUNK) {
+              const part = entries.slice(s, s + IN_CHUNK);
+              const rows = this.selectStatement(part.length).all(id, ...part.map((e) => e.digest)) as { rowid: number; digest: Uint8Array; vec: Uint8Array; sum: number }[];
               for (const row of rows) {
-                const r = { rowid: row.rowid, key: joinCacheKey(model, row.digest), vec: row.vec, sum: row.sum };
-                const bytes = r.vec;
+                const key = joinCacheKey(model, row.digest);
+                const bytes = row.vec;
                 // Not a float32 array, altered, moved from another key: a miss (recomputed, and a put overwrites it).
-                if (bytes.byteLength % 4 !== 0 || rowChecksum(r.key, bytes) !== r.sum) {
-                  this.discard(r.key);
+                if (bytes.byteLength % 4 !== 0 || rowChecksum(key, bytes) !== row.sum) {
+                  this.discard(key);
                   continue;
                 }
                 let vec: Float32Array;
@@ -448,10 +485,11 @@ export class EmbeddingCache {
                   vec = scratch;
                 }
                 if (!allFinite(vec)) {
-                  this.discard(r.key);
+                  this.discard(key);
                   continue;
                 }
-                for (const i of index.get(r.key) ?? []) {
+                const d = row.digest;
+                for (const i of group.get(Buffer.from(d.buffer, d.byteOffset, d.byteLength).toString('latin1'))?.at ?? []) {
                   try {
                     onFound(i, vec);
                   } catch (e) {
@@ -461,11 +499,11 @@ export class EmbeddingCache {
                   found++;
                 }
                 if (nHit === hitRowids.length) {
-                  const grown = new Float64Array(Math.min(distinct.length, hitRowids.length * 2));
+                  const grown = new Float64Array(Math.min(distinct, hitRowids.length * 2));
                   grown.set(hitRowids);
                   hitRowids = grown;
                 }
-                hitRowids[nHit++] = r.rowid;
+                hitRowids[nHit++] = row.rowid;
               }
             }
           }
@@ -482,7 +520,7 @@ export class EmbeddingCache {
       throw cacheError(this.file, 'read failed', e);
     }
     this.hits += found;
-    this.misses += keys.length - found;
+    this.misses += asked - found;
     return found;
   }
 

@@ -426,22 +426,21 @@ function dedupe(sources: readonly TextSource[]): Distinct {
 
 /**
  * Step 2 of {@link embedDistinct}: looks every distinct text up in `cache` under
- * {@link embeddingCacheKey}`(providerKey, text)`, built from its cache digest, and calls `sink(s, vector, true)` and
- * sets `have[s] = 1` for each hit of length `dimensions`. The key strings (272 bytes of heap each for glove-100d)
- * are built {@link LOOKUP_SLICE} at a time and live only during one `visit`; the cache writes of step 3 rebuild a
- * miss's key from its digest the same way.
+ * {@link embeddingCacheKey}`(providerKey, text)`, by its cache digest ({@link EmbeddingCache.visitDigests}: no key
+ * string is built), and calls `sink(s, vector, true)` and sets `have[s] = 1` for each hit of length `dimensions`.
+ * {@link LOOKUP_SLICE} digests a call.
  */
 function lookUp(
   cache: EmbeddingCache,
-  keyOf: (s: number) => string,
+  providerKey: string,
+  digestOf: (s: number) => Uint8Array,
   total: number,
   dimensions: number,
   have: Uint8Array,
   sink: (s: number, v: Float32Array, transient: boolean) => void,
 ): void {
   for (let from = 0; from < total; from += LOOKUP_SLICE) {
-    const keys = Array.from({ length: Math.min(LOOKUP_SLICE, total - from) }, (_, j) => keyOf(from + j));
-    cache.visit(keys, (j, v) => {
+    cache.visitDigests(providerKey, Math.min(LOOKUP_SLICE, total - from), (j) => digestOf(from + j), (j, v) => {
       if (v.length !== dimensions) return; // another model's vector under a colliding key: a miss
       sink(from + j, v, true);
       have[from + j] = 1;
@@ -450,10 +449,11 @@ function lookUp(
 }
 
 /**
- * Keys per {@link EmbeddingCache.visit} call of the lookup: the call holds its keys and a map over them (about 350
- * bytes a key), so a 1M-document grid's 1.76 million keys in one call held about 0.6 GB, and past 2^24 keys the map
- * would not be built at all. Each call is its own transaction and clock tick: the rows a lookup serves are marked
- * recent slice by slice, which changes only the order the LRU prunes them in among themselves.
+ * Digests per {@link EmbeddingCache.visitDigests} call of the lookup: the call holds a map over them (about 100 bytes
+ * a digest; through `visit`, with key strings, it was about 350), so the lookup's memory stays bounded whatever the
+ * corpus (one call over 1.76 million keys held about 0.6 GB, and past 2^24 entries the map would not be built at all).
+ * Each call is its own transaction and clock tick: the rows a lookup serves are marked recent slice by slice, which
+ * changes only the order the LRU prunes them in among themselves.
  */
 const LOOKUP_SLICE = 1 << 16;
 
@@ -478,7 +478,9 @@ async function embedDistinct(
   const keyOf = (s: number): string => embeddingCacheKeyOfDigest(providerKey, distinct.cacheDigest(s));
   // A cache that never stored a vector of this provider key holds none of these texts: skip building and looking up
   // every key (17.6 million at 10M documents, a few µs each on the main thread).
-  if (opts.cache && total > 0 && opts.cache.hasModel(providerKey)) lookUp(opts.cache, keyOf, total, provider.dimensions, have, sink);
+  if (opts.cache && total > 0 && opts.cache.hasModel(providerKey)) {
+    lookUp(opts.cache, providerKey, (s) => distinct.cacheDigest(s), total, provider.dimensions, have, sink);
+  }
   const missing: number[] = [];
   for (let s = 0; s < total; s++) if (have[s] === 0) missing.push(s);
   const cacheHits = total - missing.length;

@@ -6,7 +6,7 @@
  * bit, the same misses, entries, LRU clocks and verify results, with merges forced at every few rows and with none
  * before a read.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -154,5 +154,45 @@ describe('staged puts against direct writes (mergeRows 0)', () => {
       }
       expect(isHarnessError(err) && err.code === 'CONFIG_INVALID' && err.message.includes('mergeRows')).toBe(true);
     }
+  });
+});
+
+describe('visitDigests against visit', () => {
+  it('the same hits, positions, vectors, discards and marking as visit over the keys built from the digests', () => {
+    const next = rng(11);
+    const model = 'glove-100d|{"t":1}';
+    const digest = (n: number): Buffer => Buffer.from(hex(n * 2654435761), 'hex');
+    const key = (n: number): string => `${model}\u0000${hex(n * 2654435761)}`;
+    const a = path.join(dir, 'a.sqlite');
+    const c = EmbeddingCache.open(a, { mergeRows: 0 });
+    c.put(Array.from({ length: 300 }, (_, n) => [key(n), new Float32Array([n, Math.fround(next())])] as const));
+    c.close();
+    // damage two rows: a flipped byte (checksum fails) and a NaN with a valid checksum
+    const raw = keyedView(new Database(a));
+    const row = raw.prepare('SELECT vec FROM keyed WHERE key = ?').get(key(7)) as { vec: Buffer };
+    row.vec[0] ^= 1;
+    raw.prepare('UPDATE keyed SET vec = ? WHERE key = ?').run(row.vec, key(7));
+    raw.close();
+    const b = path.join(dir, 'b.sqlite');
+    copyFileSync(a, b);
+    // 1,000 asked: stored, never stored, repeated
+    const asked = Array.from({ length: 1000 }, () => Math.floor(next() * 400));
+    const byKeys = EmbeddingCache.open(a);
+    const seenKeys: [number, number[]][] = [];
+    const nKeys = byKeys.visit(asked.map(key), (i, v) => seenKeys.push([i, Array.from(v)]));
+    const statsKeys = byKeys.stats();
+    byKeys.close();
+    const byDigests = EmbeddingCache.open(b);
+    const seenDigests: [number, number[]][] = [];
+    const nDigests = byDigests.visitDigests(model, asked.length, (i) => digest(asked[i]), (i, v) => seenDigests.push([i, Array.from(v)]));
+    const statsDigests = byDigests.stats();
+    byDigests.close();
+    const order = (x: [number, number[]][]) => [...x].sort((p, q) => p[0] - q[0]);
+    expect(nDigests).toBe(nKeys);
+    expect(nKeys).toBe(asked.filter((n) => n < 300 && n !== 7).length);
+    expect(order(seenDigests)).toEqual(order(seenKeys));
+    expect({ ...statsDigests, file: '' }).toEqual({ ...statsKeys, file: '' });
+    expect(statsKeys.discarded).toBe(asked.includes(7) ? 1 : 0);
+    expect(clocks(b)).toEqual(clocks(a));
   });
 });

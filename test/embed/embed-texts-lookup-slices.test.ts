@@ -46,13 +46,13 @@ it('finds cached texts in every slice of the lookup, and embeds only the rest', 
   }
 });
 
-it('a cache that never stored a vector of the provider key is not looked up (no visit), one that did is', async () => {
+it('a cache that never stored a vector of the provider key is not looked up (no visitDigests), one that did is', async () => {
   const cache = EmbeddingCache.open(path.join(dir, 'embeddings.sqlite'));
   let visits = 0;
-  const visit = cache.visit.bind(cache);
-  cache.visit = (keys, onFound) => {
+  const visit = cache.visitDigests.bind(cache);
+  cache.visitDigests = (model, count, digestAt, onFound) => {
     visits++;
-    return visit(keys, onFound);
+    return visit(model, count, digestAt, onFound);
   };
   try {
     const texts = ['a', 'b', 'c'];
