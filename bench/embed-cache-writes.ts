@@ -20,6 +20,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
 import { EmbeddingCache, rowChecksum } from '../src/embed/cache.js';
+import { schema2File, schema2Put } from './cache-schema2.js';
 
 const opts = new Command()
   .name('bench:embed-cache-writes')
@@ -57,11 +58,7 @@ function fill(file: string, schema: 2 | 3): void {
     db = new Database(file);
     db.prepare('INSERT INTO models (key) VALUES (?)').run(providerKey);
   } else {
-    db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID; INSERT INTO meta VALUES ('schema_version', 2), ('clock', 1)");
-    db.exec('CREATE TABLE embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
-    db.exec('CREATE TABLE lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL); CREATE INDEX lru_last_used ON lru (last_used)');
+    db = schema2File(file);
   }
   const ins =
     schema === 3
@@ -87,23 +84,6 @@ function copy(from: string, name: string): string {
   for (const s of FILES) rmSync(f + s, { force: true });
   copyFileSync(from, f);
   return f;
-}
-
-/** The put of sessions 9-11 on a schema-2 file, frozen (src/embed/cache.ts before session 12). */
-function schema2Put(db: Database.Database, entries: readonly (readonly [string, Float32Array])[]): void {
-  db.transaction(() => {
-    const now = Number((db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value").get() as { value: number }).value);
-    const stmt = db.prepare(
-      'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
-    );
-    const used = db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used');
-    for (const [key, vec] of entries) {
-      const b = bytesOf(vec);
-      const { rowid } = stmt.get(key, b, rowChecksum(key, b), now) as { rowid: number };
-      used.run(rowid, now);
-    }
-  }).immediate();
 }
 
 type Path = 'schema2' | 'direct' | 'staged';

@@ -27,6 +27,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
 import { EmbeddingCache, rowChecksum } from '../src/embed/cache.js';
+import { schema2File, schema2Put } from './cache-schema2.js';
 
 const opts = new Command()
   .name('bench:embed-cache')
@@ -102,38 +103,6 @@ function previousPut(db: Database.Database, entries: readonly (readonly [string,
     for (const [key, vec] of entries) {
       const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
       stmt.run(key, bytes, rowChecksum(key, bytes), now);
-    }
-  }).immediate();
-}
-
-/**
- * An empty file in the layout sessions 9-11 wrote (cache schema 2: `embeddings (key TEXT PRIMARY KEY, ...)` and `lru`),
- * for the previous paths: the current code (schema 3) migrates such a file when it opens it.
- */
-function schema2File(file: string): Database.Database {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('wal_autocheckpoint = 16384');
-  db.exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID; INSERT INTO meta VALUES ('schema_version', 2), ('clock', 0)");
-  db.exec('CREATE TABLE embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL)');
-  db.exec('CREATE TABLE lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL); CREATE INDEX lru_last_used ON lru (last_used)');
-  return db;
-}
-
-/** The put path of sessions 9-11 (schema 2: the row by its text key, then its lru entry), frozen here. */
-function schema2Put(db: Database.Database, entries: readonly (readonly [string, Float32Array])[]): void {
-  db.transaction(() => {
-    const now = Number((db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value").get() as { value: number }).value);
-    const stmt = db.prepare(
-      'INSERT INTO embeddings (key, vec, sum, last_used) VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (key) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
-    );
-    const used = db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used');
-    for (const [key, vec] of entries) {
-      const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-      const { rowid } = stmt.get(key, bytes, rowChecksum(key, bytes), now) as { rowid: number };
-      used.run(rowid, now);
     }
   }).immediate();
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/score/stats.js';
 import { isHarnessError } from '../../src/errors.js';
 import { EmbeddingCache, joinCacheKey, MERGE_ROWS, splitCacheKey } from '../../src/embed/cache.js';
 import { keyedView } from '../helpers/embed-cache-sql.js';
@@ -21,16 +22,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const hex = (n: number): string => n.toString(16).padStart(64, '0');
 /** Keys of three forms: two providers with digests, and bare keys (no digest). */
