@@ -12,6 +12,8 @@
  *   vectors, 300 questions, k 100), 1-16 MiB shards searched in 0.8-1.0 s, 64 MiB in 2.3 s, 192 MiB in 1.6 s, the
  *   resident matrix in 1.0-1.9 s; hence the 16 MiB cap. Below 1 GiB of budget the shard shrinks with it.
  * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
+ * - `vectorWriteBytes` = L/64, clamped to [1 MiB, 64 MiB]: the vector-file writer's append buffers, and as much again
+ *   for the region it assembles (src/retrieve/vector-file-writer.ts), when the dense vectors go to files.
  * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
  *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
  *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
@@ -66,6 +68,11 @@ export interface MemoryShares {
   bm25BuildBytes: number;
   /** The documents' texts held in memory: ⌊L/8⌋; a larger corpus file goes to a text store on disk. */
   documentResidentBytes: number;
+  /**
+   * The vector-file writer's append buffers, and separately its region buffer (so twice this in all): ⌊L/64⌋ clamped to
+   * [1 MiB, 64 MiB]. 64 MiB each from 4 GiB up (the writer's defaults); 32 MiB each at 2 GiB.
+   */
+  vectorWriteBytes: number;
 }
 
 /**
@@ -85,6 +92,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
     bm25BuildBytes: Math.floor(limitBytes / 4),
     documentResidentBytes: Math.floor(limitBytes / 8),
+    vectorWriteBytes: Math.min(64 * MiB, Math.max(MiB, Math.floor(limitBytes / 64))),
   };
 }
 

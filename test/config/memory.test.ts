@@ -34,7 +34,10 @@ describe('memoryShares', () => {
       denseShardBytes: 16 * MiB,
       bm25BuildBytes: (12 * GiB) / 4,
       documentResidentBytes: 1.5 * GiB,
+      vectorWriteBytes: 64 * MiB, // 12 GiB / 64 = 192 MiB → 64 MiB
     });
+    expect(memoryShares(2 * GiB).vectorWriteBytes).toBe((2 * GiB) / 64); // 32 MiB: in range
+    expect(memoryShares(16 * MiB).vectorWriteBytes).toBe(MiB); // 256 KiB → 1 MiB
     expect(memoryShares(2 * MiB + 7).documentResidentBytes).toBe(Math.floor((2 * MiB + 7) / 8)); // 262,144
   });
 

@@ -189,7 +189,11 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
       info.vectors = { storage: place.files ? 'file' : 'memory', matrix_bytes: place.matrixBytes, share_bytes: place.shareBytes, ...(place.files ? { shard_bytes: place.shardBytes } : {}) };
       const docs = place.files
         ? await (async () => {
-            const r = await embedTextsToFiles(provider, groups, place.files!(spec.label, live), 'document', embedOpts);
+            const write = memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES).vectorWriteBytes;
+            const r = await embedTextsToFiles(provider, groups, place.files!(spec.label, live), 'document', {
+              ...embedOpts,
+              vectorWrite: { regionBytes: write, bufferBytes: write },
+            });
             files = r.files;
             return { matrices: r.files as (VectorMatrix | VectorFile)[], stats: r.stats };
           })()
