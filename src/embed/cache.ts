@@ -189,9 +189,9 @@ function hasColumn(db: Database, table: string, column: string): boolean {
   return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).some((c) => c.name === column);
 }
 
-/** SQL true when the TEXT column `k` ends in NUL + 64 lower-case hex digits (the form {@link splitCacheKey} splits). */
-// On the key's bytes (CAST AS BLOB): SQLite's length() and substr() of a TEXT stop at its first NUL.
+/** The TEXT column `k` as its bytes: SQLite's length() and substr() of a TEXT stop at its first NUL. */
 const B = (k: string): string => `CAST(${k} AS BLOB)`;
+/** SQL true when the TEXT column `k` ends in NUL + 64 lower-case hex digits (the form {@link splitCacheKey} splits). */
 const SPLITS = (k: string): string =>
   `(length(${B(k)}) >= 65 AND substr(${B(k)}, -65, 1) = x'00' AND NOT CAST(substr(${B(k)}, -64) AS TEXT) GLOB '*[^0-9a-f]*')`;
 /** SQL of {@link SplitCacheKey.model} for the TEXT column `k`. */
