@@ -12,7 +12,7 @@ import { DEFAULT_BATCH_SIZE } from './spec.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
 import { createVectorMatrix, writeNormalised, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
 import { createVectorFile, type VectorFile } from '../retrieve/vector-file.js';
-import { createOrderedWriter, createPerRowWriter, type OrderedWriteOptions, type SlotRowWriter } from '../retrieve/vector-file-writer.js';
+import { copyDuplicateRows, createOrderedWriter, createPerRowWriter, type OrderedWriteOptions, type SlotRowWriter } from '../retrieve/vector-file-writer.js';
 
 /**
  * A list of texts read one at a time: `count` texts, text i is `textAt(i)` (0 ≤ i < count). The embedding reads each
@@ -172,7 +172,8 @@ export async function embedTextsToFiles(
     const stats = await embedDistinct(provider, distinct, role, opts, (s, v) => {
       row.fill(0);
       // the text that names the vector in an error is read only when there is one
-      writeNormalised(row, v, d, writable(v, d) ? `vector ${firstRow[s]}` : `embedding of ${JSON.stringify(preview(distinct.textOf(s)))}`);
+      // the label names the vector only in an error: built (and the text read) only when there is one
+      writeNormalised(row, v, d, writable(v, d) ? 'vector' : `embedding of ${JSON.stringify(preview(distinct.textOf(s)))}`);
       w.put(s, row);
     });
     w.finish();
@@ -201,14 +202,7 @@ async function embedTextsToRows<T extends VectorRows>(
     // the text that names the vector in an error is read only when there is one
     matrices[firstGroup[s]].setRow(firstRow[s], v, writable(v, d) ? undefined : `embedding of ${JSON.stringify(preview(distinct.textOf(s)))}`);
   });
-  const copy = new Float32Array(matrices.length > 0 ? matrices[0].dp : 0);
-  where.forEach((w, g) =>
-    w.forEach((s, i) => {
-      if (firstGroup[s] === g && firstRow[s] === i) return;
-      matrices[firstGroup[s]].readRow(firstRow[s], copy);
-      matrices[g].writeRow(i, copy);
-    }),
-  );
+  copyDuplicateRows(matrices, distinct);
   return { rows: matrices, stats: { requested: where.reduce((a, w) => a + w.length, 0), ...stats } };
 }
 

@@ -26,6 +26,7 @@ import { HarnessError } from '../errors.js';
 import { tempPathFor } from '../store/temp.js';
 import { readFullyAt, writeFullyAt } from '../store/positioned-io.js';
 import type { VectorFile } from './vector-file.js';
+import type { VectorRows } from './vector-matrix.js';
 
 /**
  * Which rows each distinct text ("slot") fills: the embedding's deduplication (src/embed/embed-texts.ts `dedupe`).
@@ -53,6 +54,23 @@ export interface SlotRowWriter {
 }
 
 /**
+ * Copies, in every group g, each row i whose text occurred first elsewhere (`firstGroup[s]`, `firstRow[s]` with
+ * s = `where[g][i]`) from that first row: one read and one write per duplicate row, in row order. The in-memory
+ * embedding's way of filling duplicates (embed-texts.ts `embedTextsToRows`) and the per-row writer's.
+ */
+export function copyDuplicateRows(rows: readonly VectorRows[], layout: Pick<SlotLayout, 'where' | 'firstGroup' | 'firstRow'>): void {
+  const { where, firstGroup, firstRow } = layout;
+  const copy = new Float32Array(rows.length > 0 ? rows[0].dp : 0);
+  where.forEach((w, g) =>
+    w.forEach((s, i) => {
+      if (firstGroup[s] === g && firstRow[s] === i) return;
+      rows[firstGroup[s]].readRow(firstRow[s], copy);
+      rows[g].writeRow(i, copy);
+    }),
+  );
+}
+
+/**
  * The reference writer (sessions 8-11): `put` writes the first occurrence's row through the file's 1 MiB coalescing
  * buffer (consecutive rows share a write, others are one `pwrite` each); `finish` copies every duplicate row from
  * its first occurrence (one random read and one write each) and flushes. Memory: the files' buffers.
@@ -64,14 +82,7 @@ export function createPerRowWriter(files: readonly VectorFile[], layout: SlotLay
       files[firstGroup[s]].writeRow(firstRow[s], row);
     },
     finish() {
-      const copy = new Float32Array(files.length > 0 ? files[0].dp : 0);
-      where.forEach((w, g) =>
-        w.forEach((s, i) => {
-          if (firstGroup[s] === g && firstRow[s] === i) return;
-          files[firstGroup[s]].readRow(firstRow[s], copy);
-          files[g].writeRow(i, copy);
-        }),
-      );
+      copyDuplicateRows(files, layout);
       for (const f of files) f.flush();
     },
     discard() {},
