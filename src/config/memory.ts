@@ -14,6 +14,9 @@
  * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
  * - `vectorWriteBytes` = L/64, clamped to [1 MiB, 64 MiB]: the vector-file writer's append buffers, and as much again
  *   for the region it assembles (src/retrieve/vector-file-writer.ts), when the dense vectors go to files.
+ * - `embeddingCachePageBytes` = L/128, clamped to [2 MiB, 64 MiB]: the SQLite page cache of the embedding cache's
+ *   connection (src/embed/cache.ts), which also bounds what the merge of staged puts sorts in memory before it spills
+ *   to temporary files. 64 MiB from 8 GiB up (the cache's default), 16 MiB at 2 GiB.
  * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
  *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
  *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
@@ -73,6 +76,11 @@ export interface MemoryShares {
    * [1 MiB, 64 MiB]. 64 MiB each from 4 GiB up (the writer's defaults); 32 MiB each at 2 GiB.
    */
   vectorWriteBytes: number;
+  /**
+   * The embedding cache's SQLite page cache: ⌊L/128⌋ clamped to [2 MiB, 64 MiB]. 64 MiB from 8 GiB up (the cache's
+   * default), 16 MiB at 2 GiB.
+   */
+  embeddingCachePageBytes: number;
 }
 
 /**
@@ -93,6 +101,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     bm25BuildBytes: Math.floor(limitBytes / 4),
     documentResidentBytes: Math.floor(limitBytes / 8),
     vectorWriteBytes: Math.min(64 * MiB, Math.max(MiB, Math.floor(limitBytes / 64))),
+    embeddingCachePageBytes: Math.min(64 * MiB, Math.max(2 * MiB, Math.floor(limitBytes / 128))),
   };
 }
 

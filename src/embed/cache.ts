@@ -51,6 +51,12 @@ export interface EmbeddingCacheOptions {
    * indexed table (the reference path, as with `maxEntries`). Default {@link MERGE_ROWS}.
    */
   mergeRows?: number;
+  /**
+   * SQLite page cache of this connection, bytes (rounded down to whole KiB), ≥ 64 KiB. Default
+   * {@link DEFAULT_PAGE_CACHE_BYTES} (64 MiB). The sweep passes `memoryShares(limits.memory).embeddingCachePageBytes`.
+   * It also bounds the memory the merge of staged puts sorts in before SQLite spills the sort to temporary files.
+   */
+  pageCacheBytes?: number;
 }
 
 /** Counters of one open cache (this connection only, since it was opened) plus the file's size. */
@@ -257,8 +263,10 @@ const IN_CHUNK = 500;
  * 12)"): direct indexed inserts 22.1 KB written a row, merges every 2^18 rows 7.1 KB, one merge of 2^19 rows 4.9 KB.
  */
 export const MERGE_ROWS = 1 << 20;
-/** SQLite page cache of the embedding cache's connection: 64 MiB (the default is 2 MB), in KiB as `cache_size` takes it. */
-const PAGE_CACHE_KIB = 65536;
+/** Default SQLite page cache of the embedding cache's connection: 64 MiB (SQLite's default is 2 MB). */
+export const DEFAULT_PAGE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Smallest `pageCacheBytes` accepted: 64 KiB. */
+const MIN_PAGE_CACHE_BYTES = 64 * 1024;
 /** WAL pages between automatic checkpoints of the embedding cache (SQLite's default is 1,000). */
 export const WAL_CHECKPOINT_PAGES = 16384;
 
@@ -297,7 +305,8 @@ export class EmbeddingCache {
    * Opens (creating folders and file as needed) the cache at `file`. Sets WAL mode and the busy timeout, creates the
    * tables, and recreates the `embeddings` table when the stored schema version differs from
    * {@link CACHE_SCHEMA_VERSION}. Throws `HarnessError('CACHE_FAILED')` naming the file when it cannot be opened
-   * (not a SQLite file, no permission) and `HarnessError('CONFIG_INVALID')` for a `maxEntries` below 1 or a `mergeRows` below 0.
+   * (not a SQLite file, no permission) and `HarnessError('CONFIG_INVALID')` for a `maxEntries` below 1, a `mergeRows` below 0
+   * or a `pageCacheBytes` below 64 KiB.
    */
   static open(file: string, opts: EmbeddingCacheOptions = {}): EmbeddingCache {
     const maxEntries = opts.maxEntries ?? null;
@@ -305,6 +314,12 @@ export class EmbeddingCache {
     if (!Number.isInteger(mergeRows) || mergeRows < 0) {
       throw new HarnessError('CONFIG_INVALID', `embedding cache mergeRows (${mergeRows}) must be a whole number ≥ 0`, {
         remedy: `leave it out for the default (${MERGE_ROWS}), or give 0 to write every put straight into the index`,
+      });
+    }
+    const pageCacheBytes = opts.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES;
+    if (!Number.isInteger(pageCacheBytes) || pageCacheBytes < MIN_PAGE_CACHE_BYTES) {
+      throw new HarnessError('CONFIG_INVALID', `embedding cache pageCacheBytes (${pageCacheBytes}) must be a whole number ≥ ${MIN_PAGE_CACHE_BYTES}`, {
+        remedy: `leave it out for the default (${DEFAULT_PAGE_CACHE_BYTES}), or give a larger limits.memory`,
       });
     }
     if (maxEntries !== null && (!Number.isInteger(maxEntries) || maxEntries < 1)) {
@@ -361,10 +376,11 @@ export class EmbeddingCache {
     try {
       db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
       db.pragma(`journal_size_limit = ${WAL_CHECKPOINT_PAGES * 4096}`);
-      db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+      // a negative cache_size is in KiB
+      db.pragma(`cache_size = -${Math.floor(pageCacheBytes / 1024)}`);
     } catch (e) {
       db.close();
-      throw cacheError(abs, 'could not set the WAL checkpoint size', e);
+      throw cacheError(abs, 'could not set the WAL checkpoint size and page cache', e);
     }
     return new EmbeddingCache(abs, db, maxEntries, mergeRows);
   }

@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { ConfigSpec, SweepResult } from '../types.js';
 import type { SweepConfig } from '../config/schema.js';
 import { EmbeddingCache } from '../embed/cache.js';
+import { DEFAULT_MEMORY_BYTES, memoryShares } from '../config/memory.js';
 import { HarnessError } from '../errors.js';
 import { resourceFailure } from '../store/resource.js';
 import { mergeLeftoverWal } from '../store/wal.js';
@@ -107,7 +108,11 @@ async function executeAndScore(
     docIds: new Map(front.dataset.docs.map((d, i) => [d.id, i])),
     rows,
     store,
-    embeddingCache: () => (cache ??= EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite'))),
+    // the page cache follows the budget (16 MiB at 2 GiB, 64 MiB from 8 GiB up)
+    embeddingCache: () =>
+      (cache ??= EmbeddingCache.open(path.join(path.resolve(config.cacheDir), 'embeddings.sqlite'), {
+        pageCacheBytes: memoryShares(config.limits?.memory ?? DEFAULT_MEMORY_BYTES).embeddingCachePageBytes,
+      })),
     runs: new Map(front.runs.map((r) => [r.name, r])),
     signal,
     emit,

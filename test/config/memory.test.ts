@@ -35,7 +35,10 @@ describe('memoryShares', () => {
       bm25BuildBytes: (12 * GiB) / 4,
       documentResidentBytes: 1.5 * GiB,
       vectorWriteBytes: 64 * MiB, // 12 GiB / 64 = 192 MiB → 64 MiB
+      embeddingCachePageBytes: 64 * MiB, // 12 GiB / 128 = 96 MiB → 64 MiB
     });
+    expect(memoryShares(2 * GiB).embeddingCachePageBytes).toBe((2 * GiB) / 128); // 16 MiB: in range
+    expect(memoryShares(128 * MiB).embeddingCachePageBytes).toBe(2 * MiB); // 1 MiB → 2 MiB
     expect(memoryShares(2 * GiB).vectorWriteBytes).toBe((2 * GiB) / 64); // 32 MiB: in range
     expect(memoryShares(16 * MiB).vectorWriteBytes).toBe(MiB); // 256 KiB → 1 MiB
     expect(memoryShares(2 * MiB + 7).documentResidentBytes).toBe(Math.floor((2 * MiB + 7) / 8)); // 262,144

@@ -63,6 +63,24 @@ describe('EmbeddingCache', () => {
     }
   });
 
+  it('the page cache is 64 MiB by default, pageCacheBytes sets it in whole KiB, and below 64 KiB is a config error', () => {
+    const pragma = (c: EmbeddingCache) => (c as unknown as { db: { pragma(q: string, o: { simple: true }): unknown } }).db.pragma('cache_size', { simple: true });
+    const byDefault = EmbeddingCache.open(file);
+    expect(pragma(byDefault)).toBe(-(64 * 1024)); // negative: KiB
+    byDefault.close();
+    const small = EmbeddingCache.open(file, { pageCacheBytes: 16 * 1024 * 1024 + 1000 });
+    expect(pragma(small)).toBe(-(16 * 1024)); // 1,000 bytes short of a KiB more: rounded down
+    small.close();
+    let err: unknown;
+    try {
+      EmbeddingCache.open(file, { pageCacheBytes: 64 * 1024 - 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(isHarnessError(err, 'CONFIG_INVALID')).toBe(true);
+    expect((err as Error).message).toContain('65535');
+  });
+
   it('stores only the bytes of a view (subarray), not the whole underlying buffer', () => {
     const big = Float32Array.from([1, 2, 3, 4, 5]);
     const cache = EmbeddingCache.open(file);
