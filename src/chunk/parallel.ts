@@ -27,6 +27,13 @@ export const BATCH_CHARS = 256 * 1024;
 /** Below this many characters of document text in all, chunking runs in-process. */
 export const IN_PROCESS_CHARS = 384 * 1024;
 
+/**
+ * Batches in flight per worker thread: 2. With one, a worker idled while the calling thread took its answer and read and
+ * sent its next batch: at 10M documents (texts read from the text store) the two workers were busy 70-75 % of the
+ * time in the chunk stage with the main thread 75 % idle (docs/scale.md "10M (session 13)").
+ */
+export const TASKS_PER_THREAD = 2;
+
 /** Options of {@link chunkDocumentsParallel}. */
 export interface ParallelChunkOptions {
   /** Worker threads (integer ≥ 1); default `min(2, os.availableParallelism())`. */
@@ -34,7 +41,7 @@ export interface ParallelChunkOptions {
   /** Called after each batch with documents done so far and the total (0 ≤ doneDocs ≤ totalDocs), in order of
    *  completion; the last call is `(totalDocs, totalDocs)`. Must not throw. */
   onProgress?: (doneDocs: number, totalDocs: number) => void;
-  /** Aborts the work: no further batch starts, the batches in flight (at most one per thread) run out, their
+  /** Aborts the work: no further batch starts, the batches in flight (at most {@link TASKS_PER_THREAD} per thread) run out, their
    *  progress is not reported, and the promise rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
@@ -145,9 +152,10 @@ async function runTasks(
     return results;
   }
   const pool = options.pool ?? createChunkPool(Math.min(threads, ranges.length));
-  // At most pool.threads batches in flight, none queued inside piscina, and no signal handed to it: piscina's abort of
-  // a running task can race the worker's reply (it then emits 'error', an uncaught "Unexpected message from Worker").
-  // On abort or failure the loops stop taking batches and the in-flight ones (one batch per thread) run out.
+  // TASKS_PER_THREAD batches in flight per thread (the next one waits in piscina's queue while a worker runs the
+  // current one, so the worker does not idle while this thread reads and sends it), and no signal handed to piscina:
+  // its abort of a running task can race the worker's reply (it then emits 'error', an uncaught "Unexpected message
+  // from Worker"). On abort or failure the loops stop taking batches and the in-flight ones run out.
   let next = 0;
   let failure: { error: unknown } | undefined;
   const aborted = (): boolean => signal?.aborted === true;
@@ -166,7 +174,7 @@ async function runTasks(
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(pool.threads, ranges.length) }, loop));
+    await Promise.all(Array.from({ length: Math.min(pool.threads * TASKS_PER_THREAD, ranges.length) }, loop));
   } finally {
     if (options.pool === undefined) await pool.close();
   }

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunkDocuments, countTokens, defaultTokenizer } from '../../src/chunk/chunker.js';
 import runChunkTask, { SPAN_FIELDS } from '../../src/chunk/worker.js';
-import { chunkDocumentsParallel, createChunkPool } from '../../src/chunk/parallel.js';
+import { chunkDocumentsParallel, createChunkPool, TASKS_PER_THREAD, type ChunkPool } from '../../src/chunk/parallel.js';
 import type { SplitCounter } from '../../src/chunk/splitter.js';
 import { isHarnessError } from '../../src/errors.js';
 import type { Doc } from '../../src/types.js';
@@ -180,6 +180,30 @@ describe('chunkDocumentsParallel', () => {
     expect(totalChars).toBeGreaterThan(3 * 5_000);
     expect(progress.length).toBe(1);
     expect(progress[0]).toBeLessThan(docs.length);
+  });
+
+  it('keeps TASKS_PER_THREAD (2) batches in flight per thread, so a worker has its next batch while this thread takes the last answer; chunks unchanged', async () => {
+    expect(TASKS_PER_THREAD).toBe(2);
+    // A pool of one "thread" that answers each batch after a timer, recording how many were in flight at once.
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const pool: ChunkPool = {
+      threads: 1,
+      run: async (task) => {
+        calls++;
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        inFlight--;
+        return runChunkTask(task);
+      },
+      close: async () => undefined,
+    };
+    const spec = { size: 64, overlap: 8 };
+    const got = await chunkDocumentsParallel(docs, spec, { pool, batchChars: 3_000, inProcessChars: 0 });
+    expect(calls).toBeGreaterThan(2); // more batches than the pipeline is deep
+    expect(most).toBe(1 * 2); // threads × TASKS_PER_THREAD
+    expect(got).toEqual(chunkDocuments(docs, spec, defaultTokenizer()));
   });
 
   it('abort on a shared pool: the pool stays usable and gives the same chunks afterwards (20 rounds)', async () => {
