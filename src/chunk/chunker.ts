@@ -49,6 +49,28 @@ export function countTokens(tokenizer: Tokenizer, text: string, limit = Infinity
   return tokenizer.count !== undefined ? tokenizer.count(text, limit) : tokenizer.encode(text).length;
 }
 
+/**
+ * {@link countTokens} over `tokenizer` remembering the last text it counted exactly (a count ≤ its limit is exact), so
+ * counting that same string again costs a comparison. The splitter counts each whole document first, and a document
+ * that fits one chunk becomes a chunk whose text is that same string (`doc.text.slice(0, length)` when nothing is
+ * trimmed), whose tokens the chunker counted a second time: at 10M documents `countTokens` was 26-40 % of the chunk
+ * workers' time (docs/scale.md "10M (session 13)"). Same contract as `count`: an exact count answers any later limit
+ * (it is exact, and above the limit when the limit is smaller).
+ */
+export function lastTextCounter(tokenizer: Tokenizer): (text: string, limit?: number) => number {
+  let lastText: string | undefined;
+  let lastTokens = 0;
+  return (text, limit = Infinity) => {
+    if (text === lastText) return lastTokens;
+    const n = countTokens(tokenizer, text, limit);
+    if (n <= limit) {
+      lastText = text;
+      lastTokens = n;
+    }
+    return n;
+  };
+}
+
 let cl100k: Tokenizer | undefined;
 let cl100kEncoding: Tiktoken | undefined;
 
@@ -254,10 +276,12 @@ export function forEachChunk(
     return;
   }
   const split = options.splitter === 'llamaindex' ? llamaIndexSplitText(size, spec.overlap, tokenizer) : undefined;
+  // one counter for the splitter and the chunks: a document that fits one chunk is counted once, not twice
+  const counted = lastTextCounter(tokenizer);
   const splitOptions: SplitOptions = {
     chunkSize: size,
     chunkOverlap: spec.overlap,
-    countTokens: (text, limit) => countTokens(tokenizer, text, limit),
+    countTokens: counted,
     counter: options.counter,
   };
   docs.forEach((doc, i) => {
@@ -272,7 +296,7 @@ export function forEachChunk(
         { location: { path: 'chunking.size' }, remedy: 'use a larger chunking.size', cause: e },
       );
     }
-    for (const c of chunksFromPieces(doc, pieces, spec.overlap, tokenizer, { unbounded: split !== undefined, counter: options.counter })) {
+    for (const c of chunksFromPieces(doc, pieces, spec.overlap, tokenizer, { unbounded: split !== undefined, counter: options.counter, count: counted })) {
       onChunk(c, i);
     }
   });
@@ -283,16 +307,17 @@ export function forEachChunk(
  * `align.ts`; `overlap` in tokens of `tokenizer`), dropped where the alignment returns null, ids `<docId>#<ordinal>`,
  * `text` the document's slice, `tokens` its count. What {@link chunkDocuments} does after splitting; exported so
  * that the differential test can turn LlamaIndex's strings into chunks the same way. `unbounded`: the alignment's
- * unbounded search (the chunker before the linear route). Throws a plain `Error` when a piece is not in the text.
+ * unbounded search (the chunker before the linear route). `count`: the token counter to use (default
+ * `countTokens(tokenizer, ·)`; the chunker passes its {@link lastTextCounter}). Throws a plain `Error` when a piece is not in the text.
  */
 export function chunksFromPieces(
   doc: Doc,
   pieces: readonly string[],
   overlap: number,
   tokenizer: Tokenizer,
-  options: { unbounded?: boolean; counter?: SplitCounter } = {},
+  options: { unbounded?: boolean; counter?: SplitCounter; count?: (text: string) => number } = {},
 ): Chunk[] {
-  const count = (text: string): number => countTokens(tokenizer, text);
+  const count = options.count ?? ((text: string): number => countTokens(tokenizer, text));
   const spans = alignChunks(doc.text, pieces, { overlap, countTokens: count, unbounded: options.unbounded, counter: options.counter });
   const out: Chunk[] = [];
   let ordinal = 0;
