@@ -78,12 +78,20 @@ export class TextStore {
    * embedding's dedupe and the BM25 build): file bytes [windowAt, windowAt + windowBytes) of one read of up to
    * {@link READ_AHEAD_BYTES}. Allocated on the first forward read; a read far from the previous one (the embedding's
    * misses, longest first) reads its own bytes as before and leaves the window alone.
+   *
+   * A fill reads twice the bytes of the current run (the reads so far that each started near the previous one's end,
+   * this one included), at least this read and at most the window: a long walk in file order reaches the full window
+   * after a few fills, while a document read chunk by chunk in an order that jumps between documents (ids sorted, file
+   * in load order: the 10M bench corpus) reads a few KB for its second chunk, not a MiB. Session 12 filled the whole
+   * window on every such read: 5.4 GB/s of `read` on the main thread in the 10M run's embedding set-up (session 13).
    */
   private window: Buffer | null = null;
   private windowAt = 0;
   private windowBytes = 0;
   /** File byte just past the previous read (−1 before the first). */
   private lastEnd = -1;
+  /** Bytes of the current run of reads, each starting near the previous one's end (the read that started it included). */
+  private runBytes = 0;
   private readonly readAheadBytes: number;
   private reads = 0;
   private readBytes = 0;
@@ -217,14 +225,17 @@ export class TextStore {
     let left = (end - start) * unit;
     const previousEnd = this.lastEnd;
     this.lastEnd = at + left;
+    // forwards from near the previous read's end (a chunk's overlap starts a little before it)
+    const near = previousEnd >= 0 && at >= previousEnd - this.readAheadBytes && at <= previousEnd + this.readAheadBytes;
+    this.runBytes = near ? this.runBytes + left : left;
     if (this.readAheadBytes > 0 && left <= this.readAheadBytes) {
       if (this.window !== null && at >= this.windowAt && at + left <= this.windowAt + this.windowBytes) {
         return this.window.toString(encoding, at - this.windowAt, at - this.windowAt + left);
       }
-      // forwards from near the previous read's end (a chunk's overlap starts a little before it): fill the window here
-      if (previousEnd >= 0 && at >= previousEnd - this.readAheadBytes && at <= previousEnd + this.readAheadBytes) {
+      // fill the window here with twice the run's bytes (see `window`)
+      if (near) {
         this.window ??= Buffer.allocUnsafe(this.readAheadBytes);
-        const want = Math.min(this.readAheadBytes, this.bytes - at);
+        const want = Math.min(this.readAheadBytes, this.bytes - at, Math.max(left, 2 * this.runBytes));
         this.windowAt = at;
         this.windowBytes = 0; // invalid until the read below succeeds
         this.reads++;

@@ -92,7 +92,7 @@ describe('TextStore read-ahead', () => {
     store.remove();
   });
 
-  it('in order, 1,000 texts of 100 bytes take one read per window of 512 bytes after the first; at random, one read of its own bytes each', () => {
+  it('in order, 1,000 texts of 100 bytes: the first fill is twice the run so far, then one read per window of 512 bytes; at random, one read of its own bytes each', () => {
     const store = createTextStore(dir, { readAheadBytes: 512 });
     for (let i = 0; i < 1000; i++) store.append(String(i).padStart(100, '.'));
     store.flush();
@@ -104,16 +104,36 @@ describe('TextStore read-ahead', () => {
     const random = store.readCount - inOrder;
     const randomBytes = store.bytesRead - inOrderBytes;
     store.remove();
-    // the first read has no previous read to follow: its own 100 bytes; then text 1 starts a window at byte 100, and a
-    // window of 512 bytes holds 5 whole texts, so the other 999 texts take ceil(999 / 5) = 200 windows
-    expect(inOrder).toBe(1 + Math.ceil(999 / Math.floor(512 / 100)));
-    // window w starts at text 1 + 5w (byte 100 + 500w) and reads 512 bytes, the last (w = 199) only the 400 left
-    expect(inOrderBytes).toBe(100 + 199 * 512 + (100_000 - (100 + 199 * 500)));
+    // the first read has no previous read to follow: its own 100 bytes; text 1 continues the run (200 bytes so far),
+    // so it fills 2 · 200 = 400 bytes at byte 100: texts 1-4. Text 5 (run 600 bytes) fills the whole 512: 5 whole texts
+    // a window, so texts 5-999 take 995 / 5 = 199 windows
+    expect(inOrder).toBe(1 + 1 + 995 / Math.floor(512 / 100));
+    // window w starts at text 5 + 5w (byte 500 + 500w) and reads 512 bytes, the last (w = 198) only the 500 left
+    expect(inOrderBytes).toBe(100 + 400 + 198 * 512 + (100_000 - (500 + 198 * 500)));
     // a far jump asks for its own 100 bytes; one within a window of the previous read's end (about 2 % of jumps here)
     // fills a window, and one inside the current window reads nothing
     expect(random).toBeGreaterThanOrEqual(180);
     expect(randomBytes).toBeLessThan(200 * 100 + 10 * 512);
     expect(READ_AHEAD_BYTES).toBe(2 ** 20);
+  });
+
+  it('documents read chunk by chunk in an order that jumps between them: the second chunk fills twice its run, not the window', () => {
+    // 1,000 texts of 100 bytes, read in the order t = 7i mod 1000 (ids sorted, file in load order: 7 texts, 700 bytes,
+    // between consecutive documents, more than the 512-byte window away), each as two chunks [0, 60) and [50, 100)
+    const store = createTextStore(dir, { readAheadBytes: 512 });
+    for (let i = 0; i < 1000; i++) store.append(String(i).padStart(100, '.'));
+    store.flush();
+    for (let i = 0; i < 1000; i++) {
+      const t = (7 * i) % 1000;
+      const text = String(t).padStart(100, '.');
+      expect(store.slice(t, 0, 60)).toBe(text.slice(0, 60));
+      expect(store.slice(t, 50, 100)).toBe(text.slice(50, 100));
+    }
+    // chunk 1 is far from the previous read: its own 60 bytes. Chunk 2 starts 10 bytes before chunk 1's end: a run of
+    // 60 + 50 = 110 bytes, so it fills 220 bytes at byte 100t + 50, fewer for the last two texts (150 and 50 left)
+    expect(store.readCount).toBe(2 * 1000);
+    expect(store.bytesRead).toBe(1000 * 60 + 998 * 220 + (100_000 - 99_850) + (100_000 - 99_950));
+    store.remove();
   });
 
   it('readAheadBytes must be an integer ≥ 0', () => {
