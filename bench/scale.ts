@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S]`:
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S] [--progress]`:
  * the scale benchmark of issue 12. `--stall-seconds` sets the grid's `limits.stallSeconds` (default 300); scale.json's
  * `failed_rows` lists rows that failed (a stalled unit) with their errors.
  *
@@ -10,7 +10,9 @@
  * [none, 256] (overlap 16), k 1, 5, 10, in a child process per size with a fresh cache, and writes DIR/scale.json:
  * per-stage seconds (load, chunk, keyword, dense = embedding + search + fusion, score, total), peak RSS of the child
  * (`process.resourceUsage().maxRSS`), chunks per chunking, and the growth exponent between consecutive sizes,
- * log(t2/t1) / log(N2/N1), per stage (1 = linear).
+ * log(t2/t1) / log(N2/N1), per stage (1 = linear). scale.json is written after every size (`complete: false` until the
+ * last), so a run stopped during a later size keeps the earlier ones. `--progress` also prints each stage's counted
+ * progress (chunks cut, texts embedded), at most a line per stage every 30 s: a 10M run's timeline.
  *
  * Then, on the same corpus (whole documents, depth 100), BM25 queries/s of our index (all 300 test queries) beside raw
  * wink-bm25-text-search and minisearch (the first `--bm25-peer-queries` of them, default 30: at 200k documents wink
@@ -110,7 +112,7 @@ interface SizeResult {
 }
 
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
-async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined, stallSeconds?: number): Promise<void> {
+async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined, stallSeconds?: number, progress = false): Promise<void> {
   const { parseConfig } = await import('../src/config/schema.js');
   const { runSweep } = await import('../src/run/sweep.js');
   const config = parseConfig({
@@ -128,6 +130,7 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
   // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
   const peakAtStage: NonNullable<SizeResult['peak_rss_at_stage_start']> = [];
   const progressSeen = new Set<string>();
+  const lastProgress = new Map<string, number>();
   const { result, timings } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
@@ -148,6 +151,11 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
       if (e.kind === 'progress' && !progressSeen.has(e.stage)) {
         progressSeen.add(e.stage);
         mark(e.stage);
+      }
+      // --progress: counted progress too, at most one line per stage every 30 s (and its last)
+      if (progress && e.kind === 'progress' && (e.done === e.total || seconds - (lastProgress.get(e.stage) ?? -Infinity) >= 30)) {
+        lastProgress.set(e.stage, seconds);
+        process.stderr.write(`[${seconds.toFixed(0)} s] ${e.stage} ${e.done}/${e.total}\n`);
       }
       if (e.kind !== 'stage') return;
       mark(`${e.stage} ${e.detail ?? ''}`.trim());
@@ -414,7 +422,8 @@ async function main(): Promise<void> {
     .option('--engine <name>', '(internal) the engine of an --engines child')
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder')
-    .option('--stall-seconds <s>', "the grid's limits.stallSeconds (default the config's, 300): at 1M documents the corpus embedding can outlast it");
+    .option('--stall-seconds <s>', "the grid's limits.stallSeconds (default the config's, 300): at 1M documents the corpus embedding can outlast it")
+    .option('--progress', "print each stage's counted progress (texts embedded, chunks cut) at most every 30 s");
   program.parse();
   const o = program.opts<{
     out: string;
@@ -432,10 +441,11 @@ async function main(): Promise<void> {
     reuseEmbeddings?: boolean;
     memory?: string;
     stallSeconds?: string;
+    progress?: boolean;
   }>();
   const stall = o.stallSeconds === undefined ? [] : ['--stall-seconds', o.stallSeconds];
   if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine, o.memory);
-  if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory, o.stallSeconds === undefined ? undefined : Number(o.stallSeconds));
+  if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory, o.stallSeconds === undefined ? undefined : Number(o.stallSeconds), Boolean(o.progress));
   if (!existsSync(path.join(shared, 'scifact/corpus.jsonl'))) {
     process.stderr.write(`bench:scale: SciFact not found under ${shared}; nothing measured\n`);
     process.exitCode = 1;
@@ -460,7 +470,7 @@ async function main(): Promise<void> {
     }
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall, ...(o.progress ? ['--progress'] : [])], {
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
       maxBuffer: 1 << 26,
@@ -491,6 +501,7 @@ async function main(): Promise<void> {
         });
     }
     results.push(sized);
+    writeScaleReport(dir, results, false); // a run stopped later keeps the sizes done so far
     if (!o.keep) rmSync(cache, { recursive: true, force: true });
   }
   if (o.corporaOnly) return;
@@ -498,6 +509,15 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(engineRows, null, 2) + '\n');
     return;
   }
+  process.stdout.write(JSON.stringify(writeScaleReport(dir, results, true), null, 2) + '\n');
+}
+
+/**
+ * Writes DIR/scale.json: the sizes measured so far and the growth exponents between consecutive ones. Called after
+ * every size (`complete` false: the report says which sizes are still to come, so a run stopped or failed later
+ * keeps what it measured) and at the end. Returns the report.
+ */
+function writeScaleReport(dir: string, results: SizeResult[], complete: boolean): Record<string, unknown> {
   const growth: Record<string, Record<string, number>> = {};
   for (let i = 1; i < results.length; i++) {
     const a = results[i - 1];
@@ -507,9 +527,9 @@ async function main(): Promise<void> {
     for (const stage of Object.keys(b.seconds))
       if (a.seconds[stage] > 0 && b.seconds[stage] > 0) growth[key][stage] = Math.log(b.seconds[stage] / a.seconds[stage]) / Math.log(b.documents / a.documents);
   }
-  const report = { createdAt: new Date().toISOString(), node: process.version, sizes: results, growth_exponent: growth };
+  const report = { createdAt: new Date().toISOString(), node: process.version, complete, sizes: results, growth_exponent: growth };
   writeFileSync(path.join(dir, 'scale.json'), JSON.stringify(report, null, 2) + '\n');
-  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  return report;
 }
 
 await main();

@@ -17,6 +17,10 @@
  * - `embeddingCachePageBytes` = L/128, clamped to [2 MiB, 64 MiB]: the SQLite page cache of the embedding cache's
  *   connection (src/embed/cache.ts), which also bounds what the merge of staged puts sorts in memory before it spills
  *   to temporary files. 64 MiB from 8 GiB up (the cache's default), 16 MiB at 2 GiB.
+ * - `embedReadWindowBytes` = L/32, clamped to [16 MiB, 256 MiB]: not memory of this process but of the page cache: the
+ *   bytes of the text store whose chunk texts the embedding's misses are read from at a time (`readWindowBytes` of
+ *   src/embed/embed-texts.ts), so that each window's pages come from the disk about once. 256 MiB from 8 GiB up,
+ *   64 MiB at 2 GiB, 16 MiB at 512 MiB; a 10M store (13.6 GB) is read in 51 windows.
  * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
  *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
  *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
@@ -81,6 +85,8 @@ export interface MemoryShares {
    * default), 16 MiB at 2 GiB.
    */
   embeddingCachePageBytes: number;
+  /** The embedding's read window over the text store (page cache, not this process): ⌊L/32⌋ clamped to [16 MiB, 256 MiB]. */
+  embedReadWindowBytes: number;
 }
 
 /**
@@ -102,6 +108,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     documentResidentBytes: Math.floor(limitBytes / 8),
     vectorWriteBytes: Math.min(64 * MiB, Math.max(MiB, Math.floor(limitBytes / 64))),
     embeddingCachePageBytes: Math.min(64 * MiB, Math.max(2 * MiB, Math.floor(limitBytes / 128))),
+    embedReadWindowBytes: Math.min(256 * MiB, Math.max(16 * MiB, Math.floor(limitBytes / 32))),
   };
 }
 

@@ -25,6 +25,13 @@ export interface TextSource {
   readonly count: number;
   /** Text i, 0 ≤ i < count. */
   textAt(i: number): string;
+  /**
+   * Optional: where text i sits in the file it is read from, in bytes (finite, ≥ 0; for a text store,
+   * `textPosition` of src/load/text-store.ts). Texts with close positions are cheap to read one after the other. With
+   * {@link EmbedTextsOptions.readWindowBytes}, the misses are embedded window by window of these positions. Absent:
+   * every text is as cheap as any other (held in memory), position 0.
+   */
+  localityAt?(i: number): number;
 }
 
 /** A {@link TextSource} over a string array (not copied; do not change the array while it is embedded). */
@@ -58,6 +65,16 @@ export interface EmbedTextsOptions {
   batchSize?: number;
   /** Called with (distinct texts done, distinct texts in all) after the cache lookup and after each batch. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Bytes of a read window, an integer ≥ 1; default none (one window). The misses are embedded window by window of
+   * their sources' {@link TextSource.localityAt} (window w holds positions [w·W, (w+1)·W)), in ascending order, and
+   * longest first within a window. The texts of the misses are read when their batch is sent: ordered longest first
+   * over the whole corpus, they are read in no file order, and once the file no longer fits in the page cache most
+   * reads go to the disk (the 10M bench's embedding: 85 % of the main thread in `read` near its end, session 13).
+   * Window by window, each window's pages are read from disk about once. Sources without `localityAt` are all in
+   * window 0, so with none the order is the default one.
+   */
+  readWindowBytes?: number;
 }
 
 /**
@@ -71,7 +88,8 @@ export interface EmbedTextsOptions {
  *    text can equal no well-formed text's, since 0xFF never occurs in UTF-8.
  * 2. Looks the distinct texts up in `opts.cache` under `provider.cacheKey(role) + '\u0000' + sha256(text)`.
  * 3. Embeds the misses in batches of `batchSize`, longest text first (by UTF-16 code units, ties in first-seen order), which
- *    keeps similar lengths together and wastes less padding; keeps up to `provider.concurrency` (default 1) calls in
+ *    keeps similar lengths together and wastes less padding (with `readWindowBytes`, read window by read window,
+ *    longest first within each); keeps up to `provider.concurrency` (default 1) calls in
  *    flight, takes their results in call order and stores each batch in the cache as soon as it is taken. On a
  *    failure the calls still in flight are awaited (results dropped) before the error is thrown; batches taken
  *    before it stay in the cache.
@@ -327,6 +345,10 @@ interface Distinct {
   firstRow: Int32Array;
   /** Slot s's text, read again from its first occurrence. */
   textOf(s: number): string;
+  /** Slot s's first occurrence's {@link TextSource.localityAt}, 0 when its source has none. */
+  localityOf(s: number): number;
+  /** True when some source has {@link TextSource.localityAt}. */
+  located: boolean;
   /** Slot s's SHA-256 of the UTF-8 text (the cache key's digest, {@link embeddingCacheKey}). */
   cacheDigest(s: number): Uint8Array;
 }
@@ -414,6 +436,8 @@ function dedupe(sources: readonly TextSource[]): Distinct {
     firstGroup,
     firstRow,
     textOf: (s) => sources[firstGroup[s]].textAt(firstRow[s]),
+    localityOf: (s) => sources[firstGroup[s]].localityAt?.(firstRow[s]) ?? 0,
+    located: sources.some((src) => src.localityAt !== undefined),
     cacheDigest: (s) => digests.cacheDigest(s),
   };
 }
@@ -457,9 +481,14 @@ const LOOKUP_SLICE = 1 << 16;
  * counting sort over the lengths in O(slots + longest length) instead of a comparison sort: 17.6 million misses (the
  * 10M bench's) of lengths 200-2,000 take 0.61 CPU s instead of 7.36 through a JavaScript comparator, on the main thread. Falls back to that
  * comparison sort when the longest length exceeds {@link COUNTING_SORT_MAX_LENGTH} (its counts would not be small).
- * Exported for the differential test.
+ *
+ * With `windows` (per slot, its read window: an integer ≥ 0, see {@link EmbedTextsOptions.readWindowBytes}), the
+ * misses are ordered by window first, ascending, then as above within a window: the order of
+ * `sort((a, b) => windows[a] - windows[b] || lengths[b] - lengths[a] || a - b)`, by a second stable counting sort over
+ * the windows (a comparison sort above {@link COUNTING_SORT_MAX_LENGTH} windows). Exported for the differential test.
+ * @throws RangeError when a miss's window is not an integer ≥ 0.
  */
-export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array): Int32Array {
+export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array, windows?: Int32Array): Int32Array {
   let n = 0;
   let longest = 0;
   for (let s = 0; s < have.length; s++) {
@@ -467,18 +496,58 @@ export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array): Int32A
     n++;
     if (lengths[s] > longest) longest = lengths[s];
   }
-  const out = new Int32Array(n);
+  let out = new Int32Array(n);
   if (longest > COUNTING_SORT_MAX_LENGTH) {
     let k = 0;
     for (let s = 0; s < have.length; s++) if (have[s] === 0) out[k++] = s;
-    return out.sort((a, b) => lengths[b] - lengths[a] || a - b);
+    out.sort((a, b) => lengths[b] - lengths[a] || a - b);
+  } else {
+    // start[L] = where the slots of length L begin: after every longer one
+    const start = new Int32Array(longest + 2);
+    for (let s = 0; s < have.length; s++) if (have[s] === 0) start[longest - lengths[s] + 1]++;
+    for (let i = 1; i < start.length; i++) start[i] += start[i - 1];
+    for (let s = 0; s < have.length; s++) if (have[s] === 0) out[start[longest - lengths[s]]++] = s;
   }
-  // start[L] = where the slots of length L begin: after every longer one
-  const start = new Int32Array(longest + 2);
-  for (let s = 0; s < have.length; s++) if (have[s] === 0) start[longest - lengths[s] + 1]++;
-  for (let i = 1; i < start.length; i++) start[i] += start[i - 1];
-  for (let s = 0; s < have.length; s++) if (have[s] === 0) out[start[longest - lengths[s]]++] = s;
+  if (windows === undefined) return out;
+  let last = 0;
+  for (let k = 0; k < n; k++) {
+    const w = windows[out[k]];
+    if (!(w >= 0) || !Number.isInteger(w)) throw new RangeError(`slot ${out[k]}: read window ${w} is not an integer >= 0`);
+    if (w > last) last = w;
+  }
+  if (last === 0) return out;
+  if (last > COUNTING_SORT_MAX_LENGTH) return out.sort((a, b) => windows[a] - windows[b] || lengths[b] - lengths[a] || a - b);
+  // stable: within a window the slots keep the order above
+  const at = new Int32Array(last + 2);
+  for (let k = 0; k < n; k++) at[windows[out[k]] + 1]++;
+  for (let i = 1; i < at.length; i++) at[i] += at[i - 1];
+  const byWindow = new Int32Array(n);
+  for (let k = 0; k < n; k++) byWindow[at[windows[out[k]]]++] = out[k];
+  out = byWindow;
   return out;
+}
+
+/**
+ * Per slot, the read window of a miss: ⌊{@link Distinct.localityOf}(s) / `windowBytes`⌋, at most 2^31 − 1 (0 for a hit); undefined when
+ * there is no window to order by (no `windowBytes`, or no source with `localityAt`).
+ * @throws HarnessError('CONFIG_INVALID') for a `windowBytes` that is not an integer ≥ 1; RangeError for a source's
+ *   position that is not a finite number ≥ 0 (a bug in the source).
+ */
+function readWindows(distinct: Distinct, have: Uint8Array, windowBytes: number | undefined): Int32Array | undefined {
+  if (windowBytes === undefined || !distinct.located) return undefined;
+  if (!Number.isInteger(windowBytes) || windowBytes < 1) {
+    throw new HarnessError('CONFIG_INVALID', `embedding readWindowBytes (${windowBytes}) must be a whole number >= 1`, {
+      remedy: 'pass a window such as 268435456 (256 MiB), or leave it out for one window',
+    });
+  }
+  const windows = new Int32Array(distinct.size);
+  for (let s = 0; s < windows.length; s++) {
+    if (have[s] !== 0) continue;
+    const at = distinct.localityOf(s);
+    if (!Number.isFinite(at) || at < 0) throw new RangeError(`text ${s}: position ${at} is not a finite number >= 0`);
+    windows[s] = Math.min(0x7fffffff, Math.floor(at / windowBytes));
+  }
+  return windows;
 }
 
 /** Longest text length (code units) up to which {@link slotsLongestFirst} counts: 2^24 (a 64 MiB table at most). */
@@ -508,7 +577,7 @@ async function embedDistinct(
   if (opts.cache && total > 0 && opts.cache.hasModel(providerKey)) {
     lookUp(opts.cache, providerKey, (s) => distinct.cacheDigest(s), total, provider.dimensions, have, sink);
   }
-  const missing = slotsLongestFirst(have, distinct.lengths);
+  const missing = slotsLongestFirst(have, distinct.lengths, readWindows(distinct, have, opts.readWindowBytes));
   const cacheHits = total - missing.length;
   opts.onProgress?.(cacheHits, total);
 

@@ -194,6 +194,15 @@ export class TextStore {
     return this.lengths[i];
   }
 
+  /**
+   * Byte offset of text i in the file (≥ 0; a `Float64Array` entry, exact below 2^53). Texts appended one after the
+   * other have increasing offsets: what the embedding orders its reads by (see {@link textPosition}).
+   */
+  positionOf(i: number): number {
+    this.check(i);
+    return this.offsets[i];
+  }
+
   /** True when text i is stored as UTF-16LE (a code unit ≥ 256), false for latin1. */
   isWide(i: number): boolean {
     this.check(i);
@@ -398,6 +407,25 @@ export class StoredChunk implements Chunk {
   toJSON(): Chunk {
     return { id: this.id, docId: this.docId, ordinal: this.ordinal, text: this.text, start: this.start, end: this.end, tokens: this.tokens };
   }
+}
+
+/**
+ * Where `item`'s text starts in its text store's file, in bytes: the document's offset ({@link TextStore.positionOf})
+ * plus, for a chunk, `start` code units of one byte (latin1) or two (UTF-16LE). 0 for a text held in memory. Reads no
+ * text. Texts with close positions are cheap to read one after the other (the same pages of the page cache), which
+ * is how the embedding orders the texts it reads (src/embed/embed-texts.ts, `readWindowBytes`).
+ */
+export function textPosition(item: { readonly text: string }): number {
+  if (item instanceof StoredChunk) {
+    const { store, index } = item.doc;
+    return store.positionOf(index) + item.start * (store.isWide(index) ? 2 : 1);
+  }
+  return item instanceof StoredDoc ? item.store.positionOf(item.index) : 0;
+}
+
+/** True when `item`'s text is read from a text store (a {@link StoredDoc} or {@link StoredChunk}), false when held in memory. */
+export function inTextStore(item: { readonly text: string }): boolean {
+  return item instanceof StoredDoc || item instanceof StoredChunk;
 }
 
 /** `item.text.length` (UTF-16 code units), without reading a stored text from disk. */

@@ -36,7 +36,10 @@ describe('memoryShares', () => {
       documentResidentBytes: 1.5 * GiB,
       vectorWriteBytes: 64 * MiB, // 12 GiB / 64 = 192 MiB → 64 MiB
       embeddingCachePageBytes: 64 * MiB, // 12 GiB / 128 = 96 MiB → 64 MiB
+      embedReadWindowBytes: 256 * MiB, // 12 GiB / 32 = 384 MiB → 256 MiB
     });
+    expect(memoryShares(2 * GiB).embedReadWindowBytes).toBe((2 * GiB) / 32); // 64 MiB: in range
+    expect(memoryShares(256 * MiB).embedReadWindowBytes).toBe(16 * MiB); // 8 MiB → 16 MiB
     expect(memoryShares(2 * GiB).embeddingCachePageBytes).toBe((2 * GiB) / 128); // 16 MiB: in range
     expect(memoryShares(128 * MiB).embeddingCachePageBytes).toBe(2 * MiB); // 1 MiB → 2 MiB
     expect(memoryShares(2 * GiB).vectorWriteBytes).toBe((2 * GiB) / 64); // 32 MiB: in range

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { COUNTING_SORT_MAX_LENGTH, slotsLongestFirst } from '../../src/embed/embed-texts.js';
 import { seededRandom } from '../../src/score/stats.js';
 
-const reference = (have: Uint8Array, lengths: Int32Array): number[] => {
+const reference = (have: Uint8Array, lengths: Int32Array, windows?: Int32Array): number[] => {
   const out: number[] = [];
   for (let s = 0; s < have.length; s++) if (have[s] === 0) out.push(s);
-  return out.sort((a, b) => lengths[b] - lengths[a] || a - b);
+  return out.sort((a, b) => (windows ? windows[a] - windows[b] : 0) || lengths[b] - lengths[a] || a - b);
 };
 
 describe('slotsLongestFirst', () => {
@@ -40,5 +40,38 @@ describe('slotsLongestFirst', () => {
     const lengths = Int32Array.from([5, 2 ** 24 + 1, 5, 1]);
     const have = new Uint8Array(4);
     expect(Array.from(slotsLongestFirst(have, lengths))).toEqual([1, 0, 2, 3]);
+  });
+
+  it('with read windows, by hand: window ascending, then longest first, ties in slot order; hits ignored', () => {
+    // slots:          0  1  2  3  4  5  6  7
+    const lengths = Int32Array.from([3, 9, 3, 8, 9, 5, 7, 2]);
+    const windows = Int32Array.from([1, 1, 0, 2, 0, 0, 1, 0]);
+    const have = Uint8Array.from([0, 0, 0, 0, 1, 0, 0, 0]); // 4 is a hit
+    // window 0: slots 2 (3), 5 (5), 7 (2) → 5, 2, 7; window 1: 0 (3), 1 (9), 6 (7) → 1, 6, 0; window 2: 3
+    expect(Array.from(slotsLongestFirst(have, lengths, windows))).toEqual([5, 2, 7, 1, 6, 0, 3]);
+    // every miss in window 0: the order without windows
+    expect(Array.from(slotsLongestFirst(have, lengths, new Int32Array(8)))).toEqual(Array.from(slotsLongestFirst(have, lengths)));
+    // a hit's window is not looked at
+    expect(Array.from(slotsLongestFirst(Uint8Array.from([1, 0]), Int32Array.from([1, 1]), Int32Array.from([-1, 0])))).toEqual([1]);
+    expect(() => slotsLongestFirst(Uint8Array.from([0, 0]), Int32Array.from([1, 1]), Int32Array.from([0, -1]))).toThrow(/slot 1: read window -1/);
+  });
+
+  it('with read windows: equals the comparison sort on 200 random inputs (few and many windows and lengths)', () => {
+    const next = seededRandom(2027);
+    for (let round = 0; round < 200; round++) {
+      const n = Math.floor(next() * 300);
+      const spread = round % 2 === 0 ? 4 : 5000;
+      const windowCount = [1, 3, 60][round % 3];
+      const lengths = Int32Array.from({ length: n }, () => Math.floor(next() * spread));
+      const windows = Int32Array.from({ length: n }, () => Math.floor(next() * windowCount));
+      const have = Uint8Array.from({ length: n }, () => (next() < [0, 0.5][round % 2] ? 1 : 0));
+      expect(Array.from(slotsLongestFirst(have, lengths, windows))).toEqual(reference(have, lengths, windows));
+    }
+  });
+
+  it('a window above 2^24 takes the comparison sort, same order', () => {
+    const lengths = Int32Array.from([5, 7, 5, 1]);
+    const windows = Int32Array.from([2 ** 24 + 1, 0, 2 ** 24 + 1, 3]);
+    expect(Array.from(slotsLongestFirst(new Uint8Array(4), lengths, windows))).toEqual([1, 3, 0, 2]);
   });
 });

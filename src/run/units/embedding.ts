@@ -24,6 +24,7 @@ import { vectorMatrixBytes, type VectorMatrix } from '../../retrieve/vector-matr
 import { VectorFile } from '../../retrieve/vector-file.js';
 import { DEFAULT_MEMORY_BYTES, memoryShares } from '../../config/memory.js';
 import { HarnessError } from '../../errors.js';
+import { inTextStore, textPosition } from '../../load/text-store.js';
 import { removeDeadTemporaries, tempPathFor } from '../../store/temp.js';
 import { embedCallSize, type EmbeddingSpec } from '../../embed/spec.js';
 import { shareByCounts } from '../share.js';
@@ -179,8 +180,14 @@ function embeddingHandle(unit: PlanUnit, spec: EmbeddingSpec, provider: Embeddin
       // embedded once. The texts are read one at a time, not listed (issue 25 item 1: a chunk of a stored document
       // reads its text from disk; a list of every chunk text would hold copies of the corpus for the whole embedding).
       const stage = `embed ${spec.label}`;
-      const groups: TextSource[] = live.map((st) => ({ count: st.chunks.length, textAt: (i: number) => st.chunks[i].text }));
-      const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), onProgress: (done: number, total: number) => {
+      // A stored chunk's place in the text store: the misses are read window by window of it (resident texts: any order).
+      const groups: TextSource[] = live.map((st) => ({
+        count: st.chunks.length,
+        textAt: (i: number) => st.chunks[i].text,
+        ...(st.chunks.length > 0 && inTextStore(st.chunks[0]) ? { localityAt: (i: number) => textPosition(st.chunks[i]) } : {}),
+      }));
+      const readWindowBytes = memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES).embedReadWindowBytes;
+      const embedOpts = { cache: cache(), batchSize: embedCallSize(spec), readWindowBytes, onProgress: (done: number, total: number) => {
           for (const l of listeners) l();
           ctx.emit({ kind: 'progress', stage, done, total });
         },
