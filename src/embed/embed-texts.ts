@@ -26,9 +26,10 @@ export interface TextSource {
   /** Text i, 0 ≤ i < count. */
   textAt(i: number): string;
   /**
-   * Optional: where text i sits in the file it is read from, in bytes (finite, ≥ 0; for a text store,
+   * Optional: where text i sits in the file it is read from, in bytes (a whole number ≥ 0; for a text store,
    * `textPosition` of src/load/text-store.ts). Texts with close positions are cheap to read one after the other. With
-   * {@link EmbedTextsOptions.readWindowBytes}, the misses are embedded window by window of these positions. Absent:
+   * {@link EmbedTextsOptions.readWindowBytes}, the misses are embedded window by window of these positions; the
+   * deduplication reads the texts in position order either way. Absent:
    * every text is as cheap as any other (held in memory), position 0.
    */
   localityAt?(i: number): number;
@@ -127,7 +128,8 @@ export interface EmbedToMatrixOptions extends EmbedTextsOptions {
  * they arrive, so the vectors are held once (the matrix the index searches; pass it to `buildVectorIndexFromMatrix`).
  * Memory: about 4 · dp per text (dp = d rounded up to 16) plus one batch of model output and its texts, plus the
  * dedupe's 56-64 bytes per text given (slot, digest, length, first position and table buckets; sized for the texts
- * given, whatever the duplicates), and the cache lookup's key strings while it runs.
+ * given, whatever the duplicates; while a source with positions is read, 16 bytes more per text of it: its positions
+ * and the radix sort's two orders), and the cache lookup's key strings while it runs.
  *
  * Throws as {@link embedTexts} does, and `HarnessError('EMBEDDING_FAILED')` naming the text when a vector (from the
  * model or the cache) holds NaN/Infinity.
@@ -403,7 +405,12 @@ export class TextDigests {
 }
 
 /**
- * The distinct texts over all sources in first-seen order (source by source, text by text), each text read once.
+ * The distinct texts over all sources in first-seen order (source by source; within a source text by text, or, for a
+ * source with {@link TextSource.localityAt}, in ascending position, ties by index: {@link rowsByPosition}), each text
+ * read once. Reading a text store's chunks in position order walks the file forwards, so its read-ahead serves many
+ * texts per read; in index order (documents sorted by id, the store in load order) every document was a jump through
+ * the file (the 10M bench's embedding set-up: `read` 22-25 % of the main thread, session 13). The order changes only
+ * which occurrence counts as first; every text gets its digest either way.
  * Identity is the digest described in {@link embedTexts}: sha256(UTF-8) for a well-formed text (also its cache
  * digest), sha256(0xFF ‖ UTF-16LE) for one with a lone surrogate (whose cache digest, sha256 of its UTF-8 with U+FFFD
  * in place of the surrogate, is kept apart: such texts are rare).
@@ -416,7 +423,9 @@ function dedupe(sources: readonly TextSource[]): Distinct {
   const firstRow = new Int32Array(total);
   const where = sources.map((src, g) => {
     const w = new Int32Array(src.count);
-    for (let i = 0; i < src.count; i++) {
+    const order = src.localityAt === undefined ? undefined : rowsByPosition(src.count, (i) => src.localityAt!(i));
+    for (let k = 0; k < src.count; k++) {
+      const i = order === undefined ? k : order[k];
       const text = src.textAt(i);
       const before = digests.size;
       const s = digests.add(text);
@@ -440,6 +449,43 @@ function dedupe(sources: readonly TextSource[]): Distinct {
     located: sources.some((src) => src.localityAt !== undefined),
     cacheDigest: (s) => digests.cacheDigest(s),
   };
+}
+
+/**
+ * The indices 0..n−1 in ascending `positionAt(i)`, ties in ascending index: the order of
+ * `sort((a, b) => positionAt(a) - positionAt(b) || a - b)`, by a stable LSD radix sort over 16-bit digits of the
+ * positions (O(n) per digit; three digits for positions below 2^48, 256 TB) instead of a comparison sort; undefined
+ * when the positions are already in order (nothing to reorder). A comparison sort above 2^48. Exported for the
+ * differential test.
+ * @throws RangeError when a position is not a whole number ≥ 0, naming the index and the value.
+ */
+export function rowsByPosition(n: number, positionAt: (i: number) => number): Int32Array | undefined {
+  const positions = new Float64Array(n);
+  let sorted = true;
+  let largest = 0;
+  for (let i = 0; i < n; i++) {
+    const p = positionAt(i);
+    if (!Number.isInteger(p) || p < 0) throw new RangeError(`text ${i}: position ${p} is not a whole number >= 0`);
+    positions[i] = p;
+    if (i > 0 && p < positions[i - 1]) sorted = false;
+    if (p > largest) largest = p;
+  }
+  if (sorted) return undefined;
+  let order = Int32Array.from({ length: n }, (_, i) => i);
+  if (largest >= 2 ** 48) return order.sort((a, b) => positions[a] - positions[b] || a - b);
+  let next = new Int32Array(n);
+  const counts = new Int32Array(65537);
+  for (let shift = 1; shift < 2 ** 48 && shift <= largest; shift *= 65536) {
+    counts.fill(0);
+    for (let k = 0; k < n; k++) counts[(Math.floor(positions[order[k]] / shift) % 65536) + 1]++;
+    for (let d = 1; d < counts.length; d++) counts[d] += counts[d - 1];
+    for (let k = 0; k < n; k++) {
+      const i = order[k];
+      next[counts[Math.floor(positions[i] / shift) % 65536]++] = i;
+    }
+    [order, next] = [next, order];
+  }
+  return order;
 }
 
 /**
@@ -531,7 +577,7 @@ export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array, windows
  * Per slot, the read window of a miss: ⌊{@link Distinct.localityOf}(s) / `windowBytes`⌋, at most 2^31 − 1 (0 for a hit); undefined when
  * there is no window to order by (no `windowBytes`, or no source with `localityAt`).
  * @throws HarnessError('CONFIG_INVALID') for a `windowBytes` that is not an integer ≥ 1; RangeError for a source's
- *   position that is not a finite number ≥ 0 (a bug in the source).
+ *   position that is not a whole number ≥ 0 (a bug in the source).
  */
 function readWindows(distinct: Distinct, have: Uint8Array, windowBytes: number | undefined): Int32Array | undefined {
   if (windowBytes === undefined || !distinct.located) return undefined;
@@ -544,7 +590,7 @@ function readWindows(distinct: Distinct, have: Uint8Array, windowBytes: number |
   for (let s = 0; s < windows.length; s++) {
     if (have[s] !== 0) continue;
     const at = distinct.localityOf(s);
-    if (!Number.isFinite(at) || at < 0) throw new RangeError(`text ${s}: position ${at} is not a finite number >= 0`);
+    if (!Number.isInteger(at) || at < 0) throw new RangeError(`text ${s}: position ${at} is not a whole number >= 0`);
     windows[s] = Math.min(0x7fffffff, Math.floor(at / windowBytes));
   }
   return windows;

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { embedTextsToMatrices, type TextSource } from '../../src/embed/embed-texts.js';
+import { embedTextsToMatrices, rowsByPosition, type TextSource } from '../../src/embed/embed-texts.js';
+import { seededRandom } from '../../src/score/stats.js';
 import { chunkOf, createTextStore, inTextStore, StoredDoc, textPosition } from '../../src/load/text-store.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 
@@ -80,5 +81,46 @@ describe('textPosition', () => {
     expect(inTextStore(resident)).toBe(false);
     expect(() => store.positionOf(3)).toThrow(RangeError);
     store.remove();
+  });
+});
+
+describe('rowsByPosition (the deduplication reads a stored source in position order)', () => {
+  const reference = (positions: number[]): number[] => positions.map((_, i) => i).sort((a, b) => positions[a] - positions[b] || a - b);
+
+  it('by hand: ascending position, ties by index; undefined when already in order', () => {
+    const positions = [70000, 5, 70000, 65536, 0, 131072 + 3];
+    // 4 (0), 1 (5), 3 (65536), 0 and 2 (70000, ties by index), 5 (131075)
+    expect(Array.from(rowsByPosition(6, (i) => positions[i])!)).toEqual([4, 1, 3, 0, 2, 5]);
+    expect(rowsByPosition(3, (i) => [1, 1, 9][i])).toBeUndefined();
+    expect(rowsByPosition(0, () => 0)).toBeUndefined();
+    expect(() => rowsByPosition(2, (i) => [0, 1.5][i])).toThrow(/text 1: position 1.5/);
+    expect(() => rowsByPosition(2, (i) => [0, -1][i])).toThrow(/text 1: position -1/);
+  });
+
+  it('equals the comparison sort on 200 random inputs (one, two and three 16-bit digits; past 2^48)', () => {
+    const next = seededRandom(2028);
+    for (let round = 0; round < 200; round++) {
+      const n = Math.floor(next() * 400);
+      const spread = [50, 2 ** 20, 2 ** 40, 2 ** 50][round % 4];
+      const positions = Array.from({ length: n }, () => Math.floor(next() * spread));
+      const got = rowsByPosition(n, (i) => positions[i]);
+      expect(got === undefined ? positions.map((_, i) => i) : Array.from(got)).toEqual(reference(positions));
+    }
+  });
+
+  it('the deduplication reads a located source in position order: the first occurrence is the first position', async () => {
+    // 'dup' at rows 0 (position 900) and 2 (position 100): its first occurrence is row 2, read first
+    const reads: number[] = [];
+    const src: TextSource = {
+      count: 4,
+      textAt: (i) => (reads.push(i), ['dup', 'zz', 'dup', 'y'][i]),
+      localityAt: (i) => [900, 500, 100, 300][i],
+    };
+    const p = new FakeEmbedder();
+    await embedTextsToMatrices(p, [src], 'document');
+    // dedupe reads 2, 3, 1, 0 (positions 100, 300, 500, 900); the misses, longest first (dup, zz, y), are read again
+    expect(reads.slice(0, 4)).toEqual([2, 3, 1, 0]);
+    expect(reads.slice(4)).toEqual([2, 1, 3]);
+    expect(p.embedded).toEqual(['dup', 'zz', 'y']);
   });
 });
