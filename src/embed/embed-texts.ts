@@ -542,7 +542,7 @@ export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array, windows
     n++;
     if (lengths[s] > longest) longest = lengths[s];
   }
-  let out = new Int32Array(n);
+  const out = new Int32Array(n);
   if (longest > COUNTING_SORT_MAX_LENGTH) {
     let k = 0;
     for (let s = 0; s < have.length; s++) if (have[s] === 0) out[k++] = s;
@@ -569,13 +569,12 @@ export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array, windows
   for (let i = 1; i < at.length; i++) at[i] += at[i - 1];
   const byWindow = new Int32Array(n);
   for (let k = 0; k < n; k++) byWindow[at[windows[out[k]]]++] = out[k];
-  out = byWindow;
-  return out;
+  return byWindow;
 }
 
 /**
- * Per slot, the read window of a miss: ⌊{@link Distinct.localityOf}(s) / `windowBytes`⌋, at most 2^31 − 1 (0 for a hit); undefined when
- * there is no window to order by (no `windowBytes`, or no source with `localityAt`).
+ * Per slot, the read window of a miss: ⌊{@link Distinct.localityOf}(s) / `windowBytes`⌋, at most 2^31 − 1 (0 for a
+ * hit); undefined when there is no window to order by (no `windowBytes`, or no source with `localityAt`).
  * @throws HarnessError('CONFIG_INVALID') for a `windowBytes` that is not an integer ≥ 1; RangeError for a source's
  *   position that is not a whole number ≥ 0 (a bug in the source).
  */
