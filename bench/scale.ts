@@ -38,12 +38,13 @@
  * fresh caches (rows marked `embeddings_reused`): at 1M documents each child would otherwise embed the corpus again.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { Command } from 'commander';
 import { seededRandom } from '../src/score/stats.js';
+import { writeFileAtomic } from '../src/store/temp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -111,6 +112,19 @@ interface SizeResult {
   bm25?: { engine: string; queries: number; queries_per_second: number; build_seconds: number; index_mb: number; peak_rss_mb: number }[];
 }
 
+/**
+ * A stage's counted progress on stderr, `<prefix><seconds> s] <stage> <done>/<total>`, at most one line per stage every
+ * 30 s and its last, so a long stage shows where it is without flooding the log.
+ */
+function progressPrinter(prefix: string): (stage: string, done: number, total: number, seconds: number) => void {
+  const last = new Map<string, number>();
+  return (stage, done, total, seconds) => {
+    if (done !== total && seconds - (last.get(stage) ?? -Infinity) < 30) return;
+    last.set(stage, seconds);
+    process.stderr.write(`${prefix}${seconds.toFixed(0)} s] ${stage} ${done}/${total}\n`);
+  };
+}
+
 /** The child: one sweep, printing one JSON line with its timings and peak RSS. */
 async function child(dataset: string, cacheDir: string, modes: string[], memory: string | undefined, stallSeconds?: number, progress = false): Promise<void> {
   const { parseConfig } = await import('../src/config/schema.js');
@@ -130,7 +144,7 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
   // The process's peak RSS so far, read as each stage starts: tells in which stage the peak was reached.
   const peakAtStage: NonNullable<SizeResult['peak_rss_at_stage_start']> = [];
   const progressSeen = new Set<string>();
-  const lastProgress = new Map<string, number>();
+  const printProgress = progress ? progressPrinter('[') : undefined;
   const { result, timings } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
@@ -152,11 +166,7 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
         progressSeen.add(e.stage);
         mark(e.stage);
       }
-      // --progress: counted progress too, at most one line per stage every 30 s (and its last)
-      if (progress && e.kind === 'progress' && (e.done === e.total || seconds - (lastProgress.get(e.stage) ?? -Infinity) >= 30)) {
-        lastProgress.set(e.stage, seconds);
-        process.stderr.write(`[${seconds.toFixed(0)} s] ${e.stage} ${e.done}/${e.total}\n`);
-      }
+      if (printProgress && e.kind === 'progress') printProgress(e.stage, e.done, e.total, seconds);
       if (e.kind !== 'stage') return;
       mark(`${e.stage} ${e.detail ?? ''}`.trim());
       process.stderr.write(`[${seconds.toFixed(0)} s] ${e.stage} ${e.detail ?? ''}\n`);
@@ -245,17 +255,13 @@ async function engineChild(dataset: string, cacheDir: string, engine: Engine, me
     ...(memory !== undefined || engine === 'memory-file' ? { limits: { memory: memory ?? '256MB' } } : {}),
   });
   const t0 = performance.now();
-  const lastProgress = new Map<string, number>();
+  const progress = progressPrinter(`  [${engine} `);
   const { result } = await runSweep(config, {
     resume: false,
     onEvent: (e) => {
       const at = (performance.now() - t0) / 1000;
       if (e.kind === 'stage' || e.kind === 'warning') process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.kind === 'warning' ? `warning: ${e.message}` : `${e.stage} ${e.detail ?? ''}`}\n`);
-      // Counted progress too, at most one line per stage every 30 s (and its last), so a long stage shows where it is.
-      if (e.kind === 'progress' && (e.done === e.total || at - (lastProgress.get(e.stage) ?? -Infinity) >= 30)) {
-        lastProgress.set(e.stage, at);
-        process.stderr.write(`  [${engine} ${at.toFixed(0)} s] ${e.stage} ${e.done}/${e.total}\n`);
-      }
+      if (e.kind === 'progress') progress(e.stage, e.done, e.total, at);
     },
   });
   const sweepSeconds = (performance.now() - t0) / 1000;
@@ -463,7 +469,7 @@ async function main(): Promise<void> {
     if (o.corporaOnly) continue;
     if (o.engines) {
       const save = (rows: EngineRow[]) =>
-        writeFileSync(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: [...engineRows, ...rows] }, null, 2) + '\n');
+        writeFileAtomic(path.join(dir, 'engines.json'), JSON.stringify({ createdAt: new Date().toISOString(), node: process.version, rows: [...engineRows, ...rows] }, null, 2) + '\n', 'check that --out is writable and the disk has room');
       const timeout = o.childTimeout === undefined ? undefined : Number(o.childTimeout);
       engineRows.push(...(await runEngines(dir, folder, n, o.engines.split(',') as Engine[], o.memory, Boolean(o.keep), timeout, Boolean(o.reuseEmbeddings), save)));
       continue;
@@ -513,9 +519,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * Writes DIR/scale.json: the sizes measured so far and the growth exponents between consecutive ones. Called after
- * every size (`complete` false: the report says which sizes are still to come, so a run stopped or failed later
- * keeps what it measured) and at the end. Returns the report.
+ * Writes DIR/scale.json (whole or not at all: a temporary file renamed into place): the sizes measured so far and the
+ * growth exponents between consecutive ones. Called after every size with `complete` false, so a run stopped or failed
+ * during a later size keeps what it measured, and at the end with `complete` true. Returns the report.
  */
 function writeScaleReport(dir: string, results: SizeResult[], complete: boolean): Record<string, unknown> {
   const growth: Record<string, Record<string, number>> = {};
@@ -528,7 +534,7 @@ function writeScaleReport(dir: string, results: SizeResult[], complete: boolean)
       if (a.seconds[stage] > 0 && b.seconds[stage] > 0) growth[key][stage] = Math.log(b.seconds[stage] / a.seconds[stage]) / Math.log(b.documents / a.documents);
   }
   const report = { createdAt: new Date().toISOString(), node: process.version, complete, sizes: results, growth_exponent: growth };
-  writeFileSync(path.join(dir, 'scale.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileAtomic(path.join(dir, 'scale.json'), JSON.stringify(report, null, 2) + '\n', 'check that --out is writable and the disk has room');
   return report;
 }
 

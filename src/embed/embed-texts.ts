@@ -575,8 +575,7 @@ export function slotsLongestFirst(have: Uint8Array, lengths: Int32Array, windows
 /**
  * Per slot, the read window of a miss: ⌊{@link Distinct.localityOf}(s) / `windowBytes`⌋, at most 2^31 − 1 (0 for a
  * hit); undefined when there is no window to order by (no `windowBytes`, or no source with `localityAt`).
- * @throws HarnessError('CONFIG_INVALID') for a `windowBytes` that is not an integer ≥ 1; RangeError for a source's
- *   position that is not a whole number ≥ 0 (a bug in the source).
+ * @throws HarnessError('CONFIG_INVALID') for a `windowBytes` that is not an integer ≥ 1.
  */
 function readWindows(distinct: Distinct, have: Uint8Array, windowBytes: number | undefined): Int32Array | undefined {
   if (windowBytes === undefined || !distinct.located) return undefined;
@@ -588,9 +587,8 @@ function readWindows(distinct: Distinct, have: Uint8Array, windowBytes: number |
   const windows = new Int32Array(distinct.size);
   for (let s = 0; s < windows.length; s++) {
     if (have[s] !== 0) continue;
-    const at = distinct.localityOf(s);
-    if (!Number.isInteger(at) || at < 0) throw new RangeError(`text ${s}: position ${at} is not a whole number >= 0`);
-    windows[s] = Math.min(0x7fffffff, Math.floor(at / windowBytes));
+    // every position was checked by rowsByPosition when the deduplication read the texts
+    windows[s] = Math.min(0x7fffffff, Math.floor(distinct.localityOf(s) / windowBytes));
   }
   return windows;
 }
