@@ -21,10 +21,12 @@
  *   bytes of the text store whose chunk texts the embedding's misses are read from at a time (`readWindowBytes` of
  *   src/embed/embed-texts.ts), so that each window's pages come from the disk about once. 256 MiB from 8 GiB up,
  *   64 MiB at 2 GiB, 16 MiB at 512 MiB; a 10M store (13.6 GB) is read in 51 windows.
- * - `documentResidentBytes` = L/8: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
+ * - `documentResidentBytes` = L/16: the documents' texts. A corpus whose file (BEIR corpus.jsonl) is larger than this
  *   share is loaded into a text store on disk (src/load/text-store.ts) and read back where needed; decided from the
- *   file's size before loading. At the default 12 GiB the share is 1.5 GiB: the 1M bench corpus (about 1.1 GB) stays
- *   resident, a 10M one (about 11 GB) goes to the store.
+ *   file's size before loading. At the default 12 GiB the share is 768 MiB: a 200k bench corpus (about 0.2 GB) stays
+ *   resident, the 1M one (about 1.1 GB) and a 10M one (about 11 GB) go to the store. It was L/8 before ARCHITECTURE decision 58:
+ *   the 1M grid then kept its texts resident and peaked at 5.1 GB; in the store it peaks at 3.7 GB
+ *   (docs/scale.md, "The documents' share").
  * - the other 3/8 is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
  *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
  */
@@ -73,7 +75,7 @@ export interface MemoryShares {
   denseShardBytes: number;
   /** The BM25 build's postings before it spills: ⌊L/4⌋. */
   bm25BuildBytes: number;
-  /** The documents' texts held in memory: ⌊L/8⌋; a larger corpus file goes to a text store on disk. */
+  /** The documents' texts held in memory: ⌊L/16⌋; a larger corpus file goes to a text store on disk. */
   documentResidentBytes: number;
   /**
    * The vector-file writer's append buffers, and separately its region buffer (so twice this in all): ⌊L/64⌋ clamped to
@@ -105,7 +107,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     denseResidentBytes: Math.floor(limitBytes / 4),
     denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
     bm25BuildBytes: Math.floor(limitBytes / 4),
-    documentResidentBytes: Math.floor(limitBytes / 8),
+    documentResidentBytes: Math.floor(limitBytes / 16),
     vectorWriteBytes: Math.min(64 * MiB, Math.max(MiB, Math.floor(limitBytes / 64))),
     embeddingCachePageBytes: Math.min(64 * MiB, Math.max(2 * MiB, Math.floor(limitBytes / 128))),
     embedReadWindowBytes: Math.min(256 * MiB, Math.max(16 * MiB, Math.floor(limitBytes / 32))),

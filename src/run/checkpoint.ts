@@ -18,6 +18,7 @@ import type { Chunk, ChunkingSpec, Doc, Hit } from '../types.js';
 import { describeShort, rankingListsProblem } from './verify.js';
 import { removeDeadTemporaries, writeThenRename } from '../store/temp.js';
 import { chunkOf, textLength } from '../load/text-store.js';
+import { isOrdinalId } from './chunk-ids.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
@@ -267,19 +268,30 @@ export class CheckpointStore {
    * documents never build one large string). Chunks whose id is not `<docId>#<ordinal>` or whose document is not in
    * `docs` are not storable: nothing is written. Returns `chunks`, so a call site reads
    * `const chunks = store.getChunks(key, docs) ?? store.putChunks(key, docs, chunkDocuments(...))`.
+   * `docIndex`, when given, must map each of `docs`' ids to its index in `docs` (the sweep's `UnitContext.docIds`), so
+   * that 10 M documents are not indexed a second time; without it the index is built here.
    */
-  putChunks(key: string, docs: readonly Doc[], chunks: Chunk[]): Chunk[] {
+  putChunks(key: string, docs: readonly Doc[], chunks: Chunk[], docIndex?: ReadonlyMap<string, number>): Chunk[] {
     if (!this.enabled) return chunks;
-    const index = new Map<string, number>();
-    docs.forEach((d, i) => index.set(d.id, i));
+    let index = docIndex;
+    if (index === undefined) {
+      const built = new Map<string, number>();
+      docs.forEach((d, i) => built.set(d.id, i));
+      index = built;
+    }
     const buf = Buffer.alloc(CHUNKS_HEADER + chunks.length * CHUNK_FIELDS * 4);
     buf.write(CHUNKS_MAGIC, 0, 'latin1');
     buf.writeUInt32LE(chunks.length, 8);
     const f = new Int32Array(buf.buffer, buf.byteOffset + CHUNKS_HEADER, chunks.length * CHUNK_FIELDS);
-    for (const [i, c] of chunks.entries()) {
+    for (let i = 0, o = 0; i < chunks.length; i++, o += CHUNK_FIELDS) {
+      const c = chunks[i];
       const d = index.get(c.docId);
-      if (d === undefined || c.id !== `${c.docId}#${c.ordinal}`) return chunks;
-      f.set([d, c.ordinal, c.start, c.end, c.tokens], i * CHUNK_FIELDS);
+      if (d === undefined || docs[d]?.id !== c.docId || !isOrdinalId(c.id, c.docId, c.ordinal)) return chunks;
+      f[o] = d;
+      f[o + 1] = c.ordinal;
+      f[o + 2] = c.start;
+      f[o + 3] = c.end;
+      f[o + 4] = c.tokens;
     }
     keyDigest(key).copy(buf, 12);
     createHash('sha256').update(buf.subarray(CHUNKS_HEADER)).digest().copy(buf, 44);

@@ -25,6 +25,31 @@ export interface ChunkDocMap {
   has(id: string): boolean;
   /** Whether `id` is a chunk of this chunking (not merely a document id). */
   isChunk(id: string): boolean;
+  /**
+   * Whether at least one chunk of this chunking belongs to the document `docId`: the membership of
+   * `new Set(chunks.map((c) => c.docId))` without a set entry per chunk (14 M at 10M documents and 256 tokens).
+   */
+  hasChunks(docId: string): boolean;
+}
+
+/**
+ * Whether `id` is `<docId>#<ordinal>` with `ordinal` in canonical decimal (no sign, no leading zero): the scheme of
+ * every chunk the sweep makes. Equal to `id === \`${docId}#${ordinal}\`` for a whole number `ordinal` ≥ 0 (false for any
+ * other `ordinal`), without building that string: a chunk checkpoint of 14 M chunks checked 14 M ids.
+ */
+export function isOrdinalId(id: string, docId: string, ordinal: number): boolean {
+  if (!Number.isInteger(ordinal) || ordinal < 0) return false;
+  const n = docId.length;
+  if (id.charCodeAt(n) !== 35 || !id.startsWith(docId)) return false;
+  // The digits of `ordinal` from the last, right to left, must end exactly at the `#`.
+  let k = id.length - 1;
+  let v = ordinal;
+  do {
+    if (k <= n || id.charCodeAt(k) !== 48 + (v % 10)) return false;
+    v = Math.floor(v / 10);
+    k--;
+  } while (v > 0);
+  return k === n;
 }
 
 /** The canonical decimal form of a non-negative integer: no sign, no leading zero (but `0`), only digits. */
@@ -57,7 +82,7 @@ export function chunkDocMap(docIndex: ReadonlyMap<string, number>, chunks: reado
     const d = docIndex.get(c.docId);
     // A chunk whose ordinal is the next of its document and whose id is `<docId>#<ordinal>` is counted; any other
     // (out of order, a gap, a foreign id or document) goes to the explicit map.
-    if (d !== undefined && c.ordinal === counts[d] && c.id.length === c.docId.length + 1 + String(c.ordinal).length && c.id.startsWith(c.docId) && c.id.charCodeAt(c.docId.length) === 35 && c.id.endsWith(String(c.ordinal))) {
+    if (d !== undefined && c.ordinal === counts[d] && isOrdinalId(c.id, c.docId, c.ordinal)) {
       counts[d]++;
     } else addOdd(c);
   }
@@ -72,9 +97,18 @@ export function chunkDocMap(docIndex: ReadonlyMap<string, number>, chunks: reado
     const d = docIndex.get(docId);
     return d !== undefined && ordinal < counts[d] ? docId : undefined;
   };
+  /** The documents of the chunks outside the scheme, built on first use. */
+  let oddDocs: Set<string> | undefined;
   return {
     get: (id) => chunkDoc(id) ?? (docIndex.has(id) ? id : undefined),
     has: (id) => chunkDoc(id) !== undefined || docIndex.has(id),
     isChunk: (id) => chunkDoc(id) !== undefined,
+    hasChunks: (docId) => {
+      const d = docIndex.get(docId);
+      if (d !== undefined && counts[d] > 0) return true;
+      if (odd === undefined) return false;
+      oddDocs ??= new Set(odd.values());
+      return oddDocs.has(docId);
+    },
   };
 }

@@ -183,7 +183,7 @@ async function loadWithHeartbeat(config: SweepConfig, emit: (e: SweepEvent) => v
 
 /**
  * Loads the config's dataset as the sweep does: every dataset option, relative paths against the config's folder.
- * A corpus larger than `limits.memory`'s document share (`documentResidentBytes`, L/8) goes to a text store in
+ * A corpus larger than `limits.memory`'s document share (`documentResidentBytes`, L/16) goes to a text store in
  * `<cacheDir>/texts/` (src/load/text-store.ts); the caller removes it (`textStoreOf(dataset.docs)?.remove()`).
  */
 export function loadConfigDataset(config: SweepConfig): Promise<Dataset> {

@@ -155,7 +155,7 @@ export function sweepManifest(m: ManifestInputs): Record<string, unknown> {
  * Where the documents' texts lived (issue 25 item 1): `storage` `memory`, or `file` when the corpus was larger than
  * `limits.memory`'s document share and was loaded into a text store (src/load/text-store.ts); `file_bytes` the store
  * file's size (latin1 texts one byte a code unit, UTF-16 ones two; null in memory); `share_bytes` the share
- * (`documentResidentBytes`, L/8).
+ * (`documentResidentBytes`, L/16).
  */
 export function documentStorage(docs: readonly Doc[], limitBytes: number): { storage: 'memory' | 'file'; file_bytes: number | null; share_bytes: number } {
   const store = textStoreOf(docs);

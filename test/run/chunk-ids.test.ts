@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkDocMap } from '../../src/run/chunk-ids.js';
+import { chunkDocMap, isOrdinalId } from '../../src/run/chunk-ids.js';
 import { seededRandom } from '../../src/score/stats.js';
 import type { Chunk } from '../../src/types.js';
 
@@ -80,6 +80,56 @@ describe('chunkDocMap', () => {
         expect(got.isChunk(p), p).toBe(want.isChunk(p));
         expect(got.has(p), p).toBe(want.get(p) !== undefined);
       }
+      // hasChunks is the membership of the set of the chunks' documents, for documents and for any probe
+      const withChunks = new Set(unique.map((c) => c.docId));
+      for (const p of [...probes, 'q', ...unique.map((c) => c.docId)]) expect(got.hasChunks(p), p).toBe(withChunks.has(p));
     }
+  });
+
+  it('hasChunks: by counts, by chunks outside the scheme, false for a document without chunks', () => {
+    // a: 2 chunks in the scheme; b: one chunk with a foreign id; c: none; q: a chunk of a document not in the index
+    const m = chunkDocMap(indexOf(['a', 'b', 'c']), [chunk('a', 0), chunk('a', 1), chunk('b', 0, 'custom'), chunk('q', 0)]);
+    expect([m.hasChunks('a'), m.hasChunks('b'), m.hasChunks('c'), m.hasChunks('q'), m.hasChunks('a#0')]).toEqual([true, true, false, true, false]);
+    // with no chunk outside the scheme, only the counts answer
+    const n = chunkDocMap(indexOf(['a', 'b']), [chunk('b', 0)]);
+    expect([n.hasChunks('a'), n.hasChunks('b'), n.hasChunks('zz')]).toEqual([false, true, false]);
+  });
+});
+
+describe('isOrdinalId', () => {
+  it('accepts exactly <docId>#<canonical ordinal>', () => {
+    expect(isOrdinalId('a#0', 'a', 0)).toBe(true);
+    expect(isOrdinalId('a#10', 'a', 10)).toBe(true);
+    expect(isOrdinalId('b#1#7', 'b#1', 7)).toBe(true); // the document id may hold '#'
+    expect(isOrdinalId('a#010', 'a', 10)).toBe(false); // a leading zero
+    expect(isOrdinalId('a#1', 'a', 10)).toBe(false); // too few digits
+    expect(isOrdinalId('a#100', 'a', 10)).toBe(false); // too many
+    expect(isOrdinalId('a#11', 'a', 10)).toBe(false); // a wrong digit
+    expect(isOrdinalId('ab#0', 'a', 0)).toBe(false); // '#' not right after the document id
+    expect(isOrdinalId('b#0', 'a', 0)).toBe(false); // another document
+    expect(isOrdinalId('a#', 'a', 0)).toBe(false);
+    expect(isOrdinalId('a', 'a', 0)).toBe(false);
+    expect(isOrdinalId('a#-1', 'a', -1)).toBe(false); // not a whole number >= 0
+    expect(isOrdinalId('a#1.5', 'a', 1.5)).toBe(false);
+    expect(isOrdinalId('a#NaN', 'a', Number.NaN)).toBe(false);
+  });
+
+  it('equals the template comparison for whole ordinals on random ids', () => {
+    const r = seededRandom(58);
+    const parts = ['a', '#', '0', '1', '9', '#1', ''];
+    let agreed = 0;
+    for (let i = 0; i < 5000; i++) {
+      let docId = '';
+      for (let j = 0; j < 3; j++) docId += parts[Math.floor(r() * parts.length)];
+      const ordinal = Math.floor(r() * 1200);
+      // ids near the canonical one: itself, another ordinal, a digit appended or dropped, a prefix changed
+      const canonical = `${docId}#${ordinal}`;
+      const ids = [canonical, `${docId}#${Math.floor(r() * 1200)}`, `${canonical}0`, canonical.slice(0, -1), `x${canonical}`, `${docId}#0${ordinal}`];
+      for (const id of ids) {
+        expect(isOrdinalId(id, docId, ordinal), `${id} ${docId} ${ordinal}`).toBe(id === canonical);
+        agreed++;
+      }
+    }
+    expect(agreed).toBe(5000 * 6);
   });
 });

@@ -205,6 +205,21 @@ describe('chunking checkpoints', () => {
     expect(store.writes).toEqual([key]);
   });
 
+  it('putChunks with the caller\'s document index writes the same file; an index that disagrees with docs writes nothing', () => {
+    const chunks = chunkDocuments(docs, spec, tok);
+    const key = chunkingCheckpointKey('fp', docs, spec, tok.name);
+    const plain = new CheckpointStore(freshParent());
+    plain.putChunks(key, docs, chunks);
+    const indexed = new CheckpointStore(freshParent());
+    expect(indexed.putChunks(key, docs, chunks, new Map(docs.map((d, i) => [d.id, i])))).toBe(chunks);
+    expect(readFileSync(path.join(indexed.dir, `${key}.chunks`))).toEqual(readFileSync(path.join(plain.dir, `${key}.chunks`)));
+    // the index swaps the two documents: a.md's chunks would be stored under b.md's index, so nothing is written
+    const wrong = new CheckpointStore(freshParent());
+    wrong.putChunks(key, docs, chunks, new Map(docs.map((d, i) => [d.id, docs.length - 1 - i])));
+    expect(existsSync(path.join(wrong.dir, `${key}.chunks`))).toBe(false);
+    expect(wrong.writes).toEqual([]);
+  });
+
   it('the chunking key changes with the spec, the tokenizer, the fingerprint and the document order', () => {
     const k = chunkingCheckpointKey('fp', docs, spec, tok.name);
     expect(chunkingCheckpointKey('fp', docs, { size: 8, overlap: 1 }, tok.name)).not.toBe(k);

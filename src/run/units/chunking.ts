@@ -9,7 +9,7 @@ import type { Chunk, Question } from '../../types.js';
 import type { SweepConfig } from '../../config/schema.js';
 import type { PlanUnit } from '../../plan/graph.js';
 import { chunkDocumentsParallel } from '../../chunk/parallel.js';
-import { chunkDocMap } from '../chunk-ids.js';
+import { chunkDocMap, type ChunkDocMap } from '../chunk-ids.js';
 import { progressFromZero, type ChunkingStage, type UnitContext, type UnitKindHandler, type UnitResult } from './types.js';
 
 /** `chunking:none` → `none`. */
@@ -18,7 +18,7 @@ const specOf = (unit: PlanUnit) => ({ size: unit.params.size as number | null, o
 
 function stageOf(unit: PlanUnit, chunks: Chunk[], seconds: number, ctx: UnitContext): ChunkingStage {
   const docOf = chunkDocMap(ctx.docIds, chunks);
-  reportUnanswerable(keyOf(unit), chunks, ctx.scored, ctx.config, (m) => ctx.warn(m));
+  reportUnanswerable(keyOf(unit), docOf, ctx.scored, ctx.config, (m) => ctx.warn(m));
   return { spec: specOf(unit), key: keyOf(unit), chunks, docOf, seconds };
 }
 
@@ -48,7 +48,7 @@ export const chunkingUnit: UnitKindHandler = {
     return { value: stageOf(unit, chunks, (performance.now() - t0) / 1000, ctx) };
   },
   save(key, _unit, result, ctx) {
-    if ('value' in result) ctx.store.putChunks(key, ctx.dataset.docs, (result.value as ChunkingStage).chunks);
+    if ('value' in result) ctx.store.putChunks(key, ctx.dataset.docs, (result.value as ChunkingStage).chunks, ctx.docIds);
   },
   failed: (unit, error) => ({ error: `chunking ${keyOf(unit)} failed: ${error}` }),
   /** Scheduling cost: the documents at the default 20,000 documents/s (as `estimate`). */
@@ -57,10 +57,9 @@ export const chunkingUnit: UnitKindHandler = {
 };
 
 /** Warns about questions that cannot be answered on a chunking: every relevant document yields no chunk. */
-function reportUnanswerable(key: string, chunks: Chunk[], scored: Question[], config: SweepConfig, warn: (m: string) => void): void {
+function reportUnanswerable(key: string, docOf: ChunkDocMap, scored: Question[], config: SweepConfig, warn: (m: string) => void): void {
   if (config.level !== 'document') return;
-  const withChunks = new Set(chunks.map((c) => c.docId));
-  const bad = scored.filter((q) => Object.entries(q.relevant).every(([d, g]) => g < config.relevanceThreshold || !withChunks.has(d)));
+  const bad = scored.filter((q) => Object.entries(q.relevant).every(([d, g]) => g < config.relevanceThreshold || !docOf.hasChunks(d)));
   if (bad.length > 0)
     warn(
       `chunking ${key}: ${bad.length} question(s) are unanswerable, every relevant document yields no chunk (empty text): ${bad
