@@ -48,7 +48,8 @@ import { startWorker } from '../worker-start.js';
 import { removeDeadTemporaries } from '../store/temp.js';
 import { batchesByChars } from '../batches.js';
 import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
-import { DEFAULT_SPILL_BYTES, mergeRuns, openSpillFolder, SPILL_BYTES_PER_POSTING, SpillRuns, TF_ESCAPE } from './bm25-spill.js';
+import { DEFAULT_SPILL_BYTES, MERGE_YIELD_POSTINGS, mergeRuns, mergeRunsAsync, openSpillFolder, SPILL_BYTES_PER_POSTING, SpillRuns, TF_ESCAPE } from './bm25-spill.js';
+import type { MergedPostings } from './bm25-spill.js';
 import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
 import { compareByRule, compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
@@ -441,24 +442,33 @@ class CompactBuilder {
     this.runs?.dispose();
   }
 
-  /** The postings in CSR form: the forward lists scattered in memory, or (after a spill) the runs merged. */
-  private postings(): { offsets: Int32Array; postDoc: Int32Array; postTf: Uint8Array; bigTf: Map<number, number> } {
+  /**
+   * The postings in CSR form: the forward lists scattered in memory, or (after a spill) the runs merged; with `pause`
+   * (after a spill only) the merge is {@link mergeRunsAsync}'s, which turns the event loop every `pause` postings.
+   */
+  private postings(): MergedPostings;
+  private postings(pause: number): MergedPostings | Promise<MergedPostings>;
+  private postings(pause?: number): MergedPostings | Promise<MergedPostings> {
     const vocab = this.dict.size;
     const { df } = this;
     if (this.runs !== undefined) {
+      const runs = this.runs;
       // The forward arrays are dropped (not held by a local) before the merge allocates the final ones.
       if (this.merged > this.blockDoc) this.spillBlock(this.merged);
       this.fwdTerm = new Int32Array(0);
       this.fwdTf = new Uint8Array(0);
-      this.runs.releaseScratch();
-      try {
-        // Read buffers: half the budget over the runs, 64 KiB to 1 MiB each (a larger group grows its buffer).
-        const files = this.runs.files;
-        const buffer = Math.max(64 * 1024, Math.min(1 << 20, Math.floor((this.spill as SpillPlan).bytes / 2 / files.length)));
-        return mergeRuns(files, df.subarray(0, vocab), buffer);
-      } finally {
-        this.runs.dispose();
+      runs.releaseScratch();
+      // Read buffers: half the budget over the runs, 64 KiB to 1 MiB each (a larger group grows its buffer).
+      const files = runs.files;
+      const buffer = Math.max(64 * 1024, Math.min(1 << 20, Math.floor((this.spill as SpillPlan).bytes / 2 / files.length)));
+      if (pause === undefined) {
+        try {
+          return mergeRuns(files, df.subarray(0, vocab), buffer);
+        } finally {
+          runs.dispose();
+        }
       }
+      return mergeRunsAsync(files, df.subarray(0, vocab), buffer, pause).finally(() => runs.dispose());
     }
     const { n, fwdTerm, fwdTf, fwdBigTf, docStart } = this;
     const postings = this.fwdLength;
@@ -486,13 +496,33 @@ class CompactBuilder {
    * returns the index; all chunks must be merged.
    */
   finish(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout = resolveLayout({})): CompactBm25 {
-    const { n, dict, fwdBigTf, docStart, lengths, df } = this;
-    if (this.merged !== n) throw new Error(`buildKeywordIndex: ${this.merged} of ${n} chunks analysed`);
-    docStart[n] = this.fwdBase + this.fwdLength;
+    this.checkMerged();
+    return this.index(chunks, k1, b, layout, this.postings());
+  }
+
+  /**
+   * {@link finish} whose merge of spilled runs turns the event loop every `pause` postings ({@link mergeRunsAsync};
+   * default {@link MERGE_YIELD_POSTINGS}), so a build's last minutes do not hold the thread other units' workers wait
+   * on. The same index, element for element; without a spill it is `finish` itself.
+   */
+  async finishAsync(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout = resolveLayout({}), pause = MERGE_YIELD_POSTINGS): Promise<CompactBm25> {
+    this.checkMerged();
+    return this.index(chunks, k1, b, layout, await this.postings(pause));
+  }
+
+  /** Checks that every chunk was merged and closes the last chunk's forward list (before the postings are made). */
+  private checkMerged(): void {
+    if (this.merged !== this.n) throw new Error(`buildKeywordIndex: ${this.merged} of ${this.n} chunks analysed`);
+    this.docStart[this.n] = this.fwdBase + this.fwdLength;
+  }
+
+  /** The index over `chunks` from their postings; drops the forward lists. */
+  private index(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout, postings: MergedPostings): CompactBm25 {
+    const { n, dict, fwdBigTf, lengths, df } = this;
     const ids: string[] = new Array<string>(n);
     for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
     const vocab = dict.size;
-    const { offsets, postDoc, postTf, bigTf } = this.postings();
+    const { offsets, postDoc, postTf, bigTf } = postings;
     this.fwdTerm = new Int32Array(0);
     this.fwdTf = new Uint8Array(0);
     fwdBigTf.clear();
@@ -684,6 +714,12 @@ export interface KeywordBuildOptions extends CompactLayoutOptions {
   spillDir?: string;
   /** Called once, after the merge, when the build spilled: run files written and their bytes in all. Must not throw. */
   onSpill?: (runs: number, bytes: number) => void;
+  /**
+   * Postings the merge of spilled runs copies between two turns of the event loop (a whole number ≥ 1; default
+   * {@link MERGE_YIELD_POSTINGS}, 2^20): at 10M documents the merge took two minutes of the main thread, during which
+   * the chunkers' workers got no new batches (docs/scale.md, session 15). The index does not depend on it.
+   */
+  mergePause?: number;
 }
 
 /** Default folder of a spilling build's run files: `<os.tmpdir()>/retrieval-sweep-bm25-runs`. */
@@ -741,6 +777,11 @@ export async function buildKeywordIndexParallel(
       remedy: 'give a budget such as 268435456 (256 MiB), or Infinity to never spill',
     });
   }
+  if (options.mergePause !== undefined && !(Number.isInteger(options.mergePause) && options.mergePause >= 1))
+    throw new HarnessError('CONFIG_INVALID', `mergePause (${options.mergePause}) must be a whole number of postings >= 1`, {
+      location: { path: 'mergePause' },
+      remedy: `leave it out for the default ${MERGE_YIELD_POSTINGS}`,
+    });
   checkUniqueIds(chunks);
   const { signal, onProgress } = options;
   signal?.throwIfAborted();
@@ -858,7 +899,7 @@ async function buildWith(
     for (const w of workers) w.removeAllListeners('exit');
     await Promise.all(workers.map((w) => w.terminate()));
   }
-  return builder.finish(chunks, k1, b, layout);
+  return builder.finishAsync(chunks, k1, b, layout, options.mergePause ?? MERGE_YIELD_POSTINGS);
 }
 
 /** Default analysis threads of {@link buildKeywordIndexParallel}: min(2, available CPUs). */

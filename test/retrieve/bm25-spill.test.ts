@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
 import { loadBeir } from '../../src/load/beir.js';
 import { buildKeywordIndexParallel, type KeywordIndex } from '../../src/retrieve/bm25.js';
-import { createSortScratch, mergeRuns, TF_ESCAPE, writeRun, type ForwardBlock } from '../../src/retrieve/bm25-spill.js';
+import { createSortScratch, mergeRuns, mergeRunsAsync, TF_ESCAPE, writeRun, type ForwardBlock } from '../../src/retrieve/bm25-spill.js';
 import { keywordRetriever } from '../../src/retrieve/builtin.js';
 import type { Chunk } from '../../src/types.js';
 
@@ -96,6 +96,46 @@ describe('writeRun + mergeRuns: a hand-worked merge', () => {
     expect(() => mergeRuns(files, Int32Array.from([2, 1, 2, 1]))).toThrow(/term 2 has 3 postings, df says 2/);
   });
 
+  it('mergeRunsAsync: the same postings, with turns of the event loop between groups', async () => {
+    const dir = tempDir();
+    const scratch = createSortScratch();
+    const files = ['a', 'c'].map((f) => path.join(dir, f));
+    // The first example's runs A and C: groups in (term, run) order are t0/A (1 posting), t0/C (1), t1/A (1), t2/A (2),
+    // t2/C (1), t3/C (1): 6 groups, 7 postings.
+    writeRun(files[0], block(0, [[[2, 3], [0, 1]], [[2, 300], [1, 1]]]), 4, scratch);
+    writeRun(files[1], block(3, [[[3, 1], [2, 2]], [[0, 5]]]), 4, scratch);
+    const df = Int32Array.from([2, 1, 3, 1]);
+    const want = mergeRuns(files, df);
+    for (const pause of [1, 2, 7, 8]) {
+      // A ticker that counts turns of the event loop while the merge runs.
+      let turns = 0;
+      let running = true;
+      const tick = (): void => {
+        if (!running) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const got = await mergeRunsAsync(files, df, 1 << 20, pause);
+      running = false;
+      expect([Array.from(got.offsets), Array.from(got.postDoc), Array.from(got.postTf), [...got.bigTf]]).toEqual([
+        Array.from(want.offsets),
+        Array.from(want.postDoc),
+        Array.from(want.postTf),
+        [...want.bigTf],
+      ]);
+      // It pauses before a group once `pause` postings were copied since the last pause. pause 1: before each group
+      // but the first, 5 pauses; pause 2: after t0/A + t0/C (2), then after t1/A + t2/A (3): 2 pauses; pause 7 and 8:
+      // never before the last group (6 postings before it), so the merge runs in one turn.
+      const pauses = pause === 1 ? 5 : pause === 2 ? 2 : 0;
+      if (pauses > 0) expect(turns).toBeGreaterThanOrEqual(pauses);
+      else expect(turns).toBe(0);
+    }
+    await expect(mergeRunsAsync(files, df, 1 << 20, 0)).rejects.toThrow(/yieldPostings must be >= 1, got 0/);
+    // A failing merge still throws (and closes its files): df one posting short.
+    await expect(mergeRunsAsync(files, Int32Array.from([2, 1, 2, 1]), 1 << 20, 1)).rejects.toThrow(/term 2 has 3 postings, df says 2/);
+  });
+
   it('a group larger than the write and read buffers (1 MiB), with an odd number of tf bytes, keeps the next group aligned', () => {
     const dir = tempDir();
     const n = 300_001; // 1.2 MB of chunk positions; 300,001 tf bytes need 3 bytes of padding
@@ -140,6 +180,21 @@ describe('a spilling build is the in-memory build', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('2 threads, a merge that turns the event loop after every posting (mergePause 1): the same arrays', async () => {
+    const dir = tempDir();
+    const chunks = [...Array.from({ length: 60 }, (_, i) => chunk(`c${i}`, WORDS.filter((_, j) => (i + j) % 3 !== 0).join(' '))), chunk('big', 'pump '.repeat(300))];
+    const memory = await buildKeywordIndexParallel(chunks, {}, { threads: 1, spillBytes: Infinity });
+    let runs = 0;
+    const paused = await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 200, inProcessChars: 0, spillBytes: 200, spillDir: dir, mergePause: 1, onSpill: (r) => (runs = r) });
+    expect(runs).toBeGreaterThan(1);
+    expect(differences(paused, memory)).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
+    for (const bad of [0, 1.5, -3]) {
+      const err = await buildKeywordIndexParallel(chunks, {}, { mergePause: bad }).catch((e: unknown) => e);
+      expect(isHarnessError(err) && err.code === 'CONFIG_INVALID' && err.message.includes(`mergePause (${bad})`)).toBe(true);
+    }
   });
 
   it('below the budget nothing is written (the in-memory path)', async () => {
