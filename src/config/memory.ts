@@ -26,8 +26,8 @@
  *   file's size before loading. At the default 12 GiB the share is 768 MiB: a 200k bench corpus (about 0.2 GB) stays
  *   resident, the 1M one (about 1.1 GB) and a 10M one (about 11 GB) go to the store. It was L/8 before ARCHITECTURE decision 58:
  *   the 1M grid then kept its texts resident and peaked at 5.1 GB; in the store it peaks at 3.7 GB
- *   (docs/scale.md, "The documents' share").
- * - the other 3/8 is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
+ *   (docs/scale.md, "1M and 10M in one run, alone (session 15)").
+ * - the other 7/16 (less the small shares above) is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
  *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
  */
 import { HarnessError } from '../errors.js';
