@@ -12,6 +12,11 @@
  *   vectors, 300 questions, k 100), 1-16 MiB shards searched in 0.8-1.0 s, 64 MiB in 2.3 s, 192 MiB in 1.6 s, the
  *   resident matrix in 1.0-1.9 s; hence the 16 MiB cap. Below 1 GiB of budget the shard shrinks with it.
  * - `bm25BuildBytes` = L/4: the BM25 build's postings before it spills sorted runs to disk (the build's `spillBytes`).
+ * - `bm25ResidentBytes` = L/8: the finished BM25 indexes' postings (5 bytes a posting) kept in memory. A spilled build
+ *   whose postings pass its part of this share (the share over `concurrency`) merges them into a postings file that
+ *   each search reads its terms from (src/retrieve/bm25-postings-file.ts; the build's `residentPostingsBytes`). At the
+ *   default 12 GiB and concurrency 2 the part is 768 MiB: the 1M bench corpus's indexes (about 0.5-0.6 GB of
+ *   postings each) stay resident, the 10M ones (5-6 GB each, half the budget) go to files.
  * - `vectorWriteBytes` = L/64, clamped to [1 MiB, 64 MiB]: the vector-file writer's append buffers, and as much again
  *   for the region it assembles (src/retrieve/vector-file-writer.ts), when the dense vectors go to files.
  * - `embeddingCachePageBytes` = L/128, clamped to [2 MiB, 64 MiB]: the SQLite page cache of the embedding cache's
@@ -27,7 +32,7 @@
  *   resident, the 1M one (about 1.1 GB) and a 10M one (about 11 GB) go to the store. It was L/8 before ARCHITECTURE decision 58:
  *   the 1M grid then kept its texts resident and peaked at 5.1 GB; in the store it peaks at 3.7 GB
  *   (docs/scale.md, "1M and 10M in one run, alone (session 15)").
- * - the other 7/16 (less the small shares above) is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
+ * - the other 5/16 (less the small shares above) is left for what is resident and not (yet) budgeted: chunks, the rankings and scores
  *   of every configuration (the floor below), the V8 heaps of the main and worker threads, the models.
  */
 import { HarnessError } from '../errors.js';
@@ -75,6 +80,8 @@ export interface MemoryShares {
   denseShardBytes: number;
   /** The BM25 build's postings before it spills: ⌊L/4⌋. */
   bm25BuildBytes: number;
+  /** The finished BM25 indexes' postings held in memory: ⌊L/8⌋; a spilled index with more goes to a postings file. */
+  bm25ResidentBytes: number;
   /** The documents' texts held in memory: ⌊L/16⌋; a larger corpus file goes to a text store on disk. */
   documentResidentBytes: number;
   /**
@@ -107,6 +114,7 @@ export function memoryShares(limitBytes: number): MemoryShares {
     denseResidentBytes: Math.floor(limitBytes / 4),
     denseShardBytes: Math.min(16 * MiB, Math.max(64 * KiB, Math.floor(limitBytes / 64))),
     bm25BuildBytes: Math.floor(limitBytes / 4),
+    bm25ResidentBytes: Math.floor(limitBytes / 8),
     documentResidentBytes: Math.floor(limitBytes / 16),
     vectorWriteBytes: Math.min(64 * MiB, Math.max(MiB, Math.floor(limitBytes / 64))),
     embeddingCachePageBytes: Math.min(64 * MiB, Math.max(2 * MiB, Math.floor(limitBytes / 128))),

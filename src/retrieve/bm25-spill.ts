@@ -24,6 +24,7 @@ import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'nod
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
+import { PostingsFileWriter, type PostingsFile } from './bm25-postings-file.js';
 
 /** A term frequency of this or more is stored as this byte plus the real value in a side list (or map). */
 export const TF_ESCAPE = 255;
@@ -253,11 +254,13 @@ class RunReader {
 export interface MergedPostings {
   /** Length vocab + 1: term t's postings are `offsets[t] .. offsets[t + 1] − 1`. */
   offsets: Int32Array;
-  /** Chunk positions, ascending within a term. */
+  /** Chunk positions, ascending within a term (empty when the postings are in `file`). */
   postDoc: Int32Array;
-  /** Term frequencies, {@link TF_ESCAPE} for those ≥ 255 (real value in `bigTf`, keyed by posting index). */
+  /** Term frequencies, {@link TF_ESCAPE} for those ≥ 255 (real value in `bigTf`, keyed by posting index); empty with `file`. */
   postTf: Uint8Array;
   bigTf: Map<number, number>;
+  /** The postings on disk instead of `postDoc` / `postTf` (merged with `toFileIn`). */
+  file?: PostingsFile;
 }
 
 /**
@@ -267,8 +270,8 @@ export interface MergedPostings {
  * offsets are its prefix sums). Reads each run once, through a buffer of `bufferBytes` (grown for a larger group).
  * Throws a plain `Error` (a bug) when the runs do not hold exactly `df`'s postings, and what the file system throws.
  */
-export function mergeRuns(files: readonly string[], df: Int32Array, bufferBytes = IO_BYTES): MergedPostings {
-  const steps = mergeSteps(files, df, bufferBytes, Infinity);
+export function mergeRuns(files: readonly string[], df: Int32Array, bufferBytes = IO_BYTES, toFileIn?: string): MergedPostings {
+  const steps = mergeSteps(files, df, bufferBytes, Infinity, toFileIn);
   for (;;) {
     const s = steps.next();
     if (s.done) return s.value;
@@ -289,9 +292,15 @@ export const MERGE_YIELD_POSTINGS = 1 << 20;
  * heartbeats) goes on during a long merge. The same output, element for element: both run one merge, this one only
  * pauses it. Throws as {@link mergeRuns}; the run files are closed whether it completes or throws.
  */
-export async function mergeRunsAsync(files: readonly string[], df: Int32Array, bufferBytes = IO_BYTES, yieldPostings = MERGE_YIELD_POSTINGS): Promise<MergedPostings> {
+export async function mergeRunsAsync(
+  files: readonly string[],
+  df: Int32Array,
+  bufferBytes = IO_BYTES,
+  yieldPostings = MERGE_YIELD_POSTINGS,
+  toFileIn?: string,
+): Promise<MergedPostings> {
   if (!(yieldPostings >= 1)) throw new RangeError(`mergeRunsAsync: yieldPostings must be >= 1, got ${yieldPostings}`);
-  const steps = mergeSteps(files, df, bufferBytes, yieldPostings);
+  const steps = mergeSteps(files, df, bufferBytes, yieldPostings, toFileIn);
   for (;;) {
     const s = steps.next();
     if (s.done) return s.value;
@@ -300,15 +309,23 @@ export async function mergeRunsAsync(files: readonly string[], df: Int32Array, b
 }
 
 /** The merge of {@link mergeRuns}, pausing (yielding) after each `yieldPostings` or more postings copied. */
-function* mergeSteps(files: readonly string[], df: Int32Array, bufferBytes: number, yieldPostings: number): Generator<void, MergedPostings, void> {
+function* mergeSteps(
+  files: readonly string[],
+  df: Int32Array,
+  bufferBytes: number,
+  yieldPostings: number,
+  toFileIn: string | undefined,
+): Generator<void, MergedPostings, void> {
   const vocab = df.length;
   const offsets = new Int32Array(vocab + 1);
   for (let t = 0; t < vocab; t++) offsets[t + 1] = offsets[t] + df[t];
   const total = offsets[vocab];
-  const postDoc = new Int32Array(total);
-  const postTf = new Uint8Array(total);
+  const out = toFileIn === undefined ? undefined : new PostingsFileWriter(toFileIn, total, vocab);
+  const postDoc = new Int32Array(out ? 0 : total);
+  const postTf = new Uint8Array(out ? 0 : total);
   const bigTf = new Map<number, number>();
   const fds: number[] = [];
+  let done = false;
   try {
     for (const f of files) fds.push(openSync(f, 'r'));
     const readers = fds.map((fd, r) => new RunReader(fd, r, bufferBytes));
@@ -343,8 +360,11 @@ function* mergeSteps(files: readonly string[], df: Int32Array, bufferBytes: numb
       const docs = r.docs();
       const tfs = r.tfs();
       if (pos + docs.length > total) throw new Error('bm25 runs: more postings than df says');
-      postDoc.set(docs, pos);
-      postTf.set(tfs, pos);
+      if (out) out.put(term, docs, tfs);
+      else {
+        postDoc.set(docs, pos);
+        postTf.set(tfs, pos);
+      }
       if (r.big > 0) {
         const bigs = r.bigs();
         for (let i = 0, j = 0; i < tfs.length; i++) if (tfs[i] === TF_ESCAPE) bigTf.set(pos + i, bigs[j++]);
@@ -360,9 +380,12 @@ function* mergeSteps(files: readonly string[], df: Int32Array, bufferBytes: numb
       } else down(0);
     }
     if (pos !== total || (term >= 0 && pos !== offsets[term + 1])) throw new Error(`bm25 runs: ${pos} postings, df says ${total}`);
-    return { offsets, postDoc, postTf, bigTf };
+    const merged: MergedPostings = out ? { offsets, postDoc, postTf, bigTf, file: out.finish(offsets) } : { offsets, postDoc, postTf, bigTf };
+    done = true;
+    return merged;
   } finally {
     for (const fd of fds) closeSync(fd);
+    if (!done) out?.abort();
   }
 }
 

@@ -50,6 +50,7 @@ import { batchesByChars } from '../batches.js';
 import { analyseBatch, createTermTable, type AnalysedBatch } from './bm25-analyse.js';
 import { DEFAULT_SPILL_BYTES, MERGE_YIELD_POSTINGS, mergeRuns, mergeRunsAsync, openSpillFolder, SPILL_BYTES_PER_POSTING, SpillRuns, TF_ESCAPE } from './bm25-spill.js';
 import type { MergedPostings } from './bm25-spill.js';
+import { POSTING_BYTES, PostingsFile } from './bm25-postings-file.js';
 import type { AnalyseReply, AnalyseRequest, SlotBuffers } from './bm25-worker.js';
 import type { Chunk, Hit } from '../types.js';
 import { compareByRule, compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
@@ -104,6 +105,10 @@ export interface KeywordIndex {
   search(query: string, k: number): Hit[];
   /** `queries.map((q) => search(q, k))`: one list per query, in order; same errors as {@link search}. */
   searchBatch(queries: readonly string[], k: number): Hit[][];
+  /** Releases what the index holds outside the heap (a postings file); later searches may throw. Idempotent. */
+  close?(): void;
+  /** Bytes of the index's postings on disk (0 or absent: all in memory). */
+  readonly postingsFileBytes?: number;
 }
 
 /** Validates and fills in BM25 parameters; throws `HarnessError('CONFIG_INVALID')` naming the bad value. */
@@ -292,6 +297,8 @@ const MAX_POSTINGS = 0x7fffffff;
 interface SpillPlan {
   bytes: number;
   dir: string;
+  /** Merged postings of more than this many bytes (5 a posting) go to a postings file in `dir`; Infinity: never. */
+  residentBytes: number;
 }
 
 /**
@@ -460,15 +467,18 @@ class CompactBuilder {
       runs.releaseScratch();
       // Read buffers: half the budget over the runs, 64 KiB to 1 MiB each (a larger group grows its buffer).
       const files = runs.files;
-      const buffer = Math.max(64 * 1024, Math.min(1 << 20, Math.floor((this.spill as SpillPlan).bytes / 2 / files.length)));
+      const plan = this.spill as SpillPlan;
+      const buffer = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(plan.bytes / 2 / files.length)));
+      // this.fwdBase + this.fwdLength: every posting (the last block was just spilled, so fwdLength is 0).
+      const toFile = POSTING_BYTES * (this.fwdBase + this.fwdLength) > plan.residentBytes ? plan.dir : undefined;
       if (pause === undefined) {
         try {
-          return mergeRuns(files, df.subarray(0, vocab), buffer);
+          return mergeRuns(files, df.subarray(0, vocab), buffer, toFile);
         } finally {
           runs.dispose();
         }
       }
-      return mergeRunsAsync(files, df.subarray(0, vocab), buffer, pause).finally(() => runs.dispose());
+      return mergeRunsAsync(files, df.subarray(0, vocab), buffer, pause, toFile).finally(() => runs.dispose());
     }
     const { n, fwdTerm, fwdTf, fwdBigTf, docStart } = this;
     const postings = this.fwdLength;
@@ -522,7 +532,7 @@ class CompactBuilder {
     const ids: string[] = new Array<string>(n);
     for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
     const vocab = dict.size;
-    const { offsets, postDoc, postTf, bigTf } = postings;
+    const { offsets, postDoc, postTf, bigTf, file } = postings;
     this.fwdTerm = new Int32Array(0);
     this.fwdTf = new Uint8Array(0);
     fwdBigTf.clear();
@@ -533,7 +543,7 @@ class CompactBuilder {
     const avgdl = this.total / n;
     const k1norm = new Float64Array(n);
     for (let d = 0; d < n; d++) k1norm[d] = k1 * (1 - b + b * (lengths[d] / avgdl));
-    return new CompactBm25(ids, dict, offsets, postDoc, postTf, bigTf, idf, k1norm, lengths, k1 + 1, {
+    return new CompactBm25(ids, dict, offsets, file ?? { postDoc, postTf }, bigTf, idf, k1norm, lengths, k1 + 1, {
       k1,
       b,
       idf: BM25_IDF,
@@ -720,6 +730,15 @@ export interface KeywordBuildOptions extends CompactLayoutOptions {
    * the chunkers' workers got no new batches (docs/scale.md, session 15). The index does not depend on it.
    */
   mergePause?: number;
+  /**
+   * Bytes (> 0; default `Infinity`) the finished index's postings may hold in memory, at 5 bytes a posting: a build
+   * that spilled and has more postings than that merges them into a postings file in `spillDir` instead
+   * (bm25-postings-file.ts), and each search reads its terms' postings from it (checked by CRC-32). The rankings and
+   * scores are the same, bit for bit; a search then costs a read of its terms' postings. Builds that never spill
+   * keep their postings in memory (they are under `spillBytes / 2`). The sweep passes its `bm25ResidentBytes` share
+   * of `limits.memory` over `concurrency`.
+   */
+  residentPostingsBytes?: number;
 }
 
 /** Default folder of a spilling build's run files: `<os.tmpdir()>/retrieval-sweep-bm25-runs`. */
@@ -788,7 +807,14 @@ export async function buildKeywordIndexParallel(
   const ranges = batchesByChars(chunks, batchChars);
   const n = chunks.length;
   const chars = textLength(chunks);
-  const spill = spillBytes === Infinity ? undefined : { bytes: spillBytes, dir: options.spillDir ?? DEFAULT_SPILL_DIR };
+  const residentBytes = options.residentPostingsBytes ?? Infinity;
+  if (typeof residentBytes !== 'number' || !(residentBytes > 0)) {
+    throw new HarnessError('CONFIG_INVALID', `BM25 resident postings (residentPostingsBytes ${String(residentBytes)}) must be a number of bytes > 0`, {
+      location: { path: 'residentPostingsBytes' },
+      remedy: 'give a budget such as 805306368 (768 MiB), or Infinity to keep every index in memory',
+    });
+  }
+  const spill = spillBytes === Infinity ? undefined : { bytes: spillBytes, dir: options.spillDir ?? DEFAULT_SPILL_DIR, residentBytes };
   // A killed build's runs go now, whether or not this build spills (a missing folder is nothing to do).
   if (spill) removeDeadTemporaries(spill.dir);
   const builder = new CompactBuilder(n, estimatePostings(chars), spill);
@@ -942,6 +968,21 @@ interface SearchScratch {
   partialAt: Float64Array; bits: Int32Array; cell: Float64Array; cellTag: Int32Array;
 }
 
+/** Postings per read of the block-max pass over a postings file: 2^22 (20 MiB of buffers). */
+const BLOCKS_READ_POSTINGS = 1 << 22;
+
+/** The first index i of ascending `a` with a[i] ≥ x (a.length when none). */
+function lowerBound(a: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The compact serving index (see {@link buildCompactBm25Index}). */
 class CompactBm25 implements KeywordIndex {
   readonly size: number;
@@ -962,13 +1003,25 @@ class CompactBm25 implements KeywordIndex {
   /** See `searchScratch` and `nextTag`. */
   private scratch: SearchScratch | undefined;
   private tag = 0;
+  /**
+   * The postings a search reads: term t's are `postDoc` / `postTf` positions `pStart[t] .. pEnd[t] − 1`, escaped
+   * frequencies in `pBig` by position. Resident: the index's own arrays (`pStart` = offsets, `pEnd` = offsets + 1).
+   * With a postings file: the query's terms' postings, read by `load` before each search into arrays of their own.
+   */
+  private pStart: Int32Array;
+  private pEnd: Int32Array;
+  private postDoc: Int32Array;
+  private postTf: Uint8Array;
+  private pBig: ReadonlyMap<number, number>;
+  /** The postings file, when the postings are not resident; its escaped positions sorted (for `load`). */
+  private readonly file: PostingsFile | undefined;
+  private readonly bigPos: Int32Array;
 
   constructor(
     private readonly ids: readonly string[],
     private readonly dict: ReadonlyMap<string, number>,
     private readonly offsets: Int32Array,
-    private readonly postDoc: Int32Array,
-    private readonly postTf: Uint8Array,
+    postings: { postDoc: Int32Array; postTf: Uint8Array } | PostingsFile,
     private readonly bigTf: ReadonlyMap<number, number>,
     private readonly idf: Float64Array,
     private readonly k1norm: Float64Array,
@@ -985,7 +1038,71 @@ class CompactBm25 implements KeywordIndex {
     this.topK = layout.topK;
     this.windowShift = layout.windowShift;
     this.blockPostings = layout.blockPostings;
+    this.pBig = bigTf;
+    if (postings instanceof PostingsFile) {
+      this.file = postings;
+      const vocab = offsets.length - 1;
+      this.pStart = new Int32Array(vocab);
+      this.pEnd = new Int32Array(vocab);
+      this.postDoc = new Int32Array(0);
+      this.postTf = new Uint8Array(0);
+      this.bigPos = Int32Array.from(bigTf.keys()).sort();
+    } else {
+      this.file = undefined;
+      this.pStart = offsets;
+      this.pEnd = offsets.subarray(1);
+      this.postDoc = postings.postDoc;
+      this.postTf = postings.postTf;
+      this.bigPos = new Int32Array(0);
+    }
     ({ blockStart: this.blockStart, blockMax: this.blockMax, blockLast: this.blockLast } = this.buildBlocks());
+  }
+
+  /** Bytes of postings on disk (0 when resident). */
+  get postingsFileBytes(): number {
+    return this.file?.bytes ?? 0;
+  }
+
+  /** Closes the postings file, if any (later searches throw); resident indexes have nothing to close. */
+  close(): void {
+    this.file?.close();
+  }
+
+  /**
+   * With a postings file: reads the postings of `terms`' distinct terms into the search arrays, one after another,
+   * with their escaped frequencies, and points `pStart` / `pEnd` at them. The arrays are grown to the longest query's
+   * postings and kept. Throws what {@link PostingsFile.read} throws.
+   */
+  private load(terms: readonly number[]): void {
+    const file = this.file;
+    if (file === undefined) return;
+    const { offsets, pStart, pEnd } = this;
+    let total = 0;
+    for (let j = 0; j < terms.length; j++) {
+      const t = terms[j];
+      if (terms.indexOf(t) === j) total += offsets[t + 1] - offsets[t];
+    }
+    if (this.postDoc.length < total) {
+      const cap = Math.max(total, Math.min(2 * this.postDoc.length, file.total));
+      this.postDoc = new Int32Array(cap);
+      this.postTf = new Uint8Array(cap);
+    }
+    const big = new Map<number, number>();
+    let at = 0;
+    for (let j = 0; j < terms.length; j++) {
+      const t = terms[j];
+      if (terms.indexOf(t) !== j) continue;
+      file.read(t, t + 1, this.postDoc, this.postTf, at);
+      const g0 = offsets[t];
+      const g1 = offsets[t + 1];
+      pStart[t] = at;
+      pEnd[t] = at + g1 - g0;
+      for (let i = lowerBound(this.bigPos, g0); i < this.bigPos.length && this.bigPos[i] < g1; i++) {
+        big.set(at + this.bigPos[i] - g0, this.bigTf.get(this.bigPos[i]) as number);
+      }
+      at += g1 - g0;
+    }
+    this.pBig = big;
   }
 
   /** Query term ids in query order, one per occurrence (a repeated term counts twice, as in wink); unknown terms dropped. */
@@ -1005,7 +1122,7 @@ class CompactBm25 implements KeywordIndex {
    */
   private weight(p: number, idf: number): number {
     let tf = this.postTf[p];
-    if (tf === TF_ESCAPE) tf = this.bigTf.get(p) as number;
+    if (tf === TF_ESCAPE) tf = this.pBig.get(p) as number;
     return roundTerm9(Math.abs((tf * this.k1p1) / (this.k1norm[this.postDoc[p]] + tf)) * idf);
   }
 
@@ -1014,6 +1131,7 @@ class CompactBm25 implements KeywordIndex {
     if (k === 0) return [];
     const terms = this.queryTerms(query);
     if (terms.length === 0) return [];
+    this.load(terms);
     const maxScore = this.topK === 'maxscore' || (this.topK === 'auto' && this.size >= MAXSCORE_MIN_CHUNKS);
     return maxScore ? this.searchMaxScore(terms, k) : this.searchExhaustive(terms, k);
   }
@@ -1024,14 +1142,14 @@ class CompactBm25 implements KeywordIndex {
    * contributions are added in query-term order, as wink's `search()` adds them.
    */
   private searchExhaustive(terms: readonly number[], k: number): Hit[] {
-    const { acc, seen, touched, offsets, postDoc } = this;
+    const { acc, seen, touched, pStart, pEnd, postDoc } = this;
     const q = terms.length;
     const cursor = new Int32Array(q);
     const end = new Int32Array(q);
     const idfs = new Float64Array(q);
     for (let j = 0; j < q; j++) {
-      cursor[j] = offsets[terms[j]];
-      end[j] = offsets[terms[j] + 1];
+      cursor[j] = pStart[terms[j]];
+      end[j] = pEnd[terms[j]];
       idfs[j] = this.idf[terms[j]];
     }
     let m = 0;
@@ -1074,23 +1192,59 @@ class CompactBm25 implements KeywordIndex {
    * to 9 decimals never decrease as x grows.
    */
   private buildBlocks(): { blockStart: Int32Array; blockMax: Float32Array; blockLast: Int32Array } {
-    const { offsets, postDoc, postTf, bigTf, k1norm, k1p1, idf } = this;
+    const { offsets, file } = this;
     const B = this.blockPostings;
     const vocab = offsets.length - 1;
     const blockStart = new Int32Array(vocab + 1);
     for (let t = 0; t < vocab; t++) blockStart[t + 1] = blockStart[t] + Math.ceil((offsets[t + 1] - offsets[t]) / B);
     const blocks = blockStart[vocab];
-    const blockMax = new Float32Array(blocks);
-    const blockLast = new Int32Array(blocks);
-    let j = 0;
-    for (let t = 0; t < vocab; t++) {
-      const stop = offsets[t + 1];
-      for (let p = offsets[t]; p < stop; j++) {
+    const out = { blockStart, blockMax: new Float32Array(blocks), blockLast: new Int32Array(blocks) };
+    if (file === undefined) {
+      this.blocksOf(0, vocab, this.postDoc, this.postTf, 0, out);
+      return out;
+    }
+    // From the file: windows of consecutive terms of at most BLOCKS_READ_POSTINGS postings (a longer term alone).
+    let doc = new Int32Array(Math.min(BLOCKS_READ_POSTINGS, file.total));
+    let tf = new Uint8Array(doc.length);
+    for (let t0 = 0; t0 < vocab; ) {
+      let t1 = t0 + 1;
+      while (t1 < vocab && offsets[t1 + 1] - offsets[t0] <= BLOCKS_READ_POSTINGS) t1++;
+      const need = offsets[t1] - offsets[t0];
+      if (need > doc.length) {
+        doc = new Int32Array(need);
+        tf = new Uint8Array(need);
+      }
+      file.read(t0, t1, doc, tf, 0);
+      this.blocksOf(t0, t1, doc, tf, offsets[t0], out);
+      t0 = t1;
+    }
+    return out;
+  }
+
+  /**
+   * The block-max bounds of terms `t0 .. t1 − 1`, whose postings are `postDoc` / `postTf` from position
+   * `offsets[t0] − base` (base: the global position of the arrays' first element; escaped frequencies in `bigTf`).
+   */
+  private blocksOf(
+    t0: number,
+    t1: number,
+    postDoc: Int32Array,
+    postTf: Uint8Array,
+    base: number,
+    out: { blockStart: Int32Array; blockMax: Float32Array; blockLast: Int32Array },
+  ): void {
+    const { offsets, bigTf, k1norm, k1p1, idf } = this;
+    const { blockStart, blockMax, blockLast } = out;
+    const B = this.blockPostings;
+    let j = blockStart[t0];
+    for (let t = t0; t < t1; t++) {
+      const stop = offsets[t + 1] - base;
+      for (let p = offsets[t] - base; p < stop; j++) {
         const blockEnd = Math.min(stop, p + B);
         let best = -1;
         for (; p < blockEnd; p++) {
           let tf = postTf[p];
-          if (tf === TF_ESCAPE) tf = bigTf.get(p) as number;
+          if (tf === TF_ESCAPE) tf = bigTf.get(p + base) as number;
           const x = Math.abs((tf * k1p1) / (k1norm[postDoc[p]] + tf));
           if (x > best) best = x;
         }
@@ -1098,7 +1252,6 @@ class CompactBm25 implements KeywordIndex {
         blockLast[j] = postDoc[blockEnd - 1];
       }
     }
-    return { blockStart, blockMax, blockLast };
   }
 
   /**
@@ -1147,7 +1300,7 @@ class CompactBm25 implements KeywordIndex {
    * {@link weight} gives).
    */
   private searchMaxScore(terms: readonly number[], k: number): Hit[] {
-    const { offsets, postDoc, postTf, ids, lengths, blockStart, blockMax, blockLast } = this;
+    const { pStart, pEnd, postDoc, postTf, ids, lengths, blockStart, blockMax, blockLast } = this;
     const B = this.blockPostings;
     const q = terms.length;
     const n = this.size;
@@ -1169,7 +1322,7 @@ class CompactBm25 implements KeywordIndex {
       occ[j] = u;
     }
     for (let u = 0; u < nt; u++) {
-      curOf[u] = offsets[distinct[u]];
+      curOf[u] = pStart[distinct[u]];
       bcurOf[u] = blockStart[distinct[u]];
     }
     memo.fill(NaN, 0, nt * MEMO_SLOTS);
@@ -1187,7 +1340,7 @@ class CompactBm25 implements KeywordIndex {
         while (bc < be && blockLast[bc] < lo) bc++;
         bcurOf[u] = bc;
         let mx = 0;
-        const first = offsets[t] - blockStart[t] * B;
+        const first = pStart[t] - blockStart[t] * B;
         for (let j = bc; j < be && postDoc[first + j * B] < hi; j++) {
           if (blockMax[j] > mx) mx = blockMax[j];
           if (blockLast[j] >= hi) break;
@@ -1213,10 +1366,10 @@ class CompactBm25 implements KeywordIndex {
         const t = distinct[u];
         rank[u] = i;
         cur[i] = curOf[u];
-        end[i] = offsets[t + 1];
+        end[i] = pEnd[t];
         bcur[i] = bcurOf[u];
         bend[i] = blockStart[t + 1];
-        bfirst[i] = offsets[t] - blockStart[t] * B;
+        bfirst[i] = pStart[t] - blockStart[t] * B;
         idfs[i] = this.idf[t];
         times[i] = count[u];
       }
@@ -1403,7 +1556,7 @@ class CompactBm25 implements KeywordIndex {
   }
   /** The first posting position in [p, stop) whose chunk is ≥ d (stop when none): galloping then binary search. */
   private advance(p: number, stop: number, d: number): number {
-    const { postDoc } = this;
+    const postDoc = this.postDoc;
     if (p >= stop || postDoc[p] >= d) return p;
     // postDoc[lo] < d; find hi with postDoc[hi] >= d or hi = stop.
     let lo = p;

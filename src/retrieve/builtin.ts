@@ -19,13 +19,15 @@ import type { RetrievedHit, Retriever, RetrieverContext, RetrieverFactory, Retri
  * with the analysis on worker threads for large chunkings (`buildKeywordIndexParallel`), stopping on `ctx.signal`;
  * `options.onProgress(doneChunks, totalChunks)` is called as analysed batches are merged (the sweep's stall watchdog).
  * The build's posting buffers stay under `options.spillBytes` (bytes; default `DEFAULT_SPILL_BYTES`, 1 GiB): past
- * it, sorted runs are written to `<ctx.cacheDir>/bm25-runs` and merged (bm25-spill.ts); the index is the same.
+ * it, sorted runs are written to `<ctx.cacheDir>/bm25-runs` and merged (bm25-spill.ts); the index is the same. A
+ * spilled index with more than `options.residentPostingsBytes` of postings (default: no limit) keeps them in a file
+ * there, read per query term (bm25-postings-file.ts); `close()` closes it.
  * @throws HarnessError('CONFIG_INVALID') for k1 < 0 or b outside [0, 1] or spillBytes ≤ 0 (when the factory runs),
  *   HarnessError('CACHE_FAILED') when a run file cannot be written.
  */
 export function keywordRetriever(
   params: Partial<Bm25Params> = {},
-  options: { onProgress?: (doneChunks: number, totalChunks: number) => void; spillBytes?: number } = {},
+  options: { onProgress?: (doneChunks: number, totalChunks: number) => void; spillBytes?: number; residentPostingsBytes?: number } = {},
 ): RetrieverFactory {
   return async (ctx: RetrieverContext): Promise<Retriever> => {
     const index = await buildKeywordIndexParallel(ctx.chunks, params, {
@@ -33,11 +35,13 @@ export function keywordRetriever(
       spillDir: path.join(ctx.cacheDir, SPILL_SUBFOLDER),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.spillBytes !== undefined ? { spillBytes: options.spillBytes } : {}),
+      ...(options.residentPostingsBytes !== undefined ? { residentPostingsBytes: options.residentPostingsBytes } : {}),
     });
     return {
       search: (q, depth) => index.search(q.text, depth),
       searchBatch: async (qs, depth) => index.searchBatch(qs.map((q) => q.text), depth),
       describe: () => ({ ...index.params }),
+      close: () => index.close?.(),
     };
   };
 }

@@ -27,12 +27,13 @@ describe('parseByteSize: bytes, or <number><unit> in powers of 1024', () => {
 });
 
 describe('memoryShares', () => {
-  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB, a sixteenth (768 MiB) to the documents', () => {
+  it('12 GiB: a quarter each to the dense matrices and the BM25 build, the shard buffer 1/64 (192 MiB) capped at 16 MiB, an eighth (1.5 GiB) to the finished BM25 postings, a sixteenth (768 MiB) to the documents', () => {
     expect(memoryShares(12 * GiB)).toEqual({
       limitBytes: 12 * GiB,
       denseResidentBytes: (12 * GiB) / 4,
       denseShardBytes: 16 * MiB,
       bm25BuildBytes: (12 * GiB) / 4,
+      bm25ResidentBytes: 1536 * MiB, // 12 GiB / 8
       documentResidentBytes: 768 * MiB, // 12 GiB / 16
       vectorWriteBytes: 64 * MiB, // 12 GiB / 64 = 192 MiB → 64 MiB
       embeddingCachePageBytes: 64 * MiB, // 12 GiB / 128 = 96 MiB → 64 MiB
@@ -45,6 +46,7 @@ describe('memoryShares', () => {
     expect(memoryShares(2 * GiB).vectorWriteBytes).toBe((2 * GiB) / 64); // 32 MiB: in range
     expect(memoryShares(16 * MiB).vectorWriteBytes).toBe(MiB); // 256 KiB → 1 MiB
     expect(memoryShares(2 * MiB + 7).documentResidentBytes).toBe(Math.floor((2 * MiB + 7) / 16)); // 131,072
+    expect(memoryShares(2 * MiB + 7).bm25ResidentBytes).toBe(262_144); // floor(2,097,159 / 8)
   });
 
   it('the shard buffer is clamped to [64 KiB, 16 MiB]', () => {

@@ -36,15 +36,23 @@ export const keywordUnit: UnitKindHandler = {
       const { k1, b } = ctx.config.bm25;
       watch.progress('the BM25 index build');
       // The build's postings spill sorted runs past its share of limits.memory (two builds may run at once).
-      const spillBytes = Math.floor(memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES).bm25BuildBytes / Math.max(1, ctx.config.concurrency));
-      const retriever = await keywordRetriever({ k1, b }, { onProgress: () => watch.progress(), spillBytes })(factoryContext(ctx, st, {}));
-      const buildSeconds = (performance.now() - t0) / 1000;
-      const { lists, queryMs } = await collectLists('keyword', retriever, ctx.questionsIn, depth, {
-        resolveId: resolverOf(ctx, st),
-        signal: ctx.signal,
-        onProgress: () => noteProgress('BM25 searches'),
-      });
-      return computed({ lists, buildSeconds, queryMs, info: { params: retriever.describe?.() ?? {} } });
+      // Past its share of the finished indexes' memory, the index keeps its postings in a file (read per query term).
+      const shares = memoryShares(ctx.config.limits?.memory ?? DEFAULT_MEMORY_BYTES);
+      const builds = Math.max(1, ctx.config.concurrency);
+      const spillBytes = Math.floor(shares.bm25BuildBytes / builds);
+      const residentPostingsBytes = Math.floor(shares.bm25ResidentBytes / builds);
+      const retriever = await keywordRetriever({ k1, b }, { onProgress: () => watch.progress(), spillBytes, residentPostingsBytes })(factoryContext(ctx, st, {}));
+      try {
+        const buildSeconds = (performance.now() - t0) / 1000;
+        const { lists, queryMs } = await collectLists('keyword', retriever, ctx.questionsIn, depth, {
+          resolveId: resolverOf(ctx, st),
+          signal: ctx.signal,
+          onProgress: () => noteProgress('BM25 searches'),
+        });
+        return computed({ lists, buildSeconds, queryMs, info: { params: retriever.describe?.() ?? {} } });
+      } finally {
+        await retriever.close?.();
+      }
     }
     watch.progress('the LanceDB table write and full-text index build');
     const retriever = await lancedbKeywordRetriever({ onProgress: () => watch.progress() })(factoryContext(ctx, st, {}));
