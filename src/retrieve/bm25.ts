@@ -517,7 +517,10 @@ class CompactBuilder {
    */
   async finishAsync(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout = resolveLayout({}), pause = MERGE_YIELD_POSTINGS): Promise<CompactBm25> {
     this.checkMerged();
-    return this.index(chunks, k1, b, layout, await this.postings(pause));
+    const index = this.index(chunks, k1, b, layout, await this.postings(pause), true);
+    // The block-max pass, window by window, with a turn of the event loop between windows.
+    for (const steps = index.blockSteps(); !steps.next().done; ) await new Promise<void>((resolve) => setImmediate(resolve));
+    return index;
   }
 
   /** Checks that every chunk was merged and closes the last chunk's forward list (before the postings are made). */
@@ -527,7 +530,7 @@ class CompactBuilder {
   }
 
   /** The index over `chunks` from their postings; drops the forward lists. */
-  private index(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout, postings: MergedPostings): CompactBm25 {
+  private index(chunks: readonly Chunk[], k1: number, b: number, layout: ResolvedLayout, postings: MergedPostings, deferBlocks = false): CompactBm25 {
     const { n, dict, fwdBigTf, lengths, df } = this;
     const ids: string[] = new Array<string>(n);
     for (let d = 0; d < n; d++) ids[d] = chunks[d].id;
@@ -551,7 +554,7 @@ class CompactBuilder {
       engine: COMPACT_ENGINE,
       analyser: KEYWORD_ANALYSER,
       tieRule: TIE_RULE,
-    }, layout);
+    }, layout, deferBlocks);
   }
 }
 
@@ -651,6 +654,8 @@ export interface CompactLayoutOptions {
   topK?: TopKStrategy;
   /** Chunk positions per window of the MaxScore search (a power of two, 1..2^30); default {@link MAXSCORE_WINDOW_DOCS}. */
   maxScoreWindowDocs?: number;
+  /** Postings per window of the block-max pass (integer ≥ 1); default {@link BLOCKS_WINDOW_POSTINGS}, 2^22. */
+  blockWindowPostings?: number;
   /** Postings per block of the block-max bounds (integer in [1, 2^20]); default {@link BLOCK_MAX_POSTINGS}. */
   blockMaxPostings?: number;
 }
@@ -683,6 +688,7 @@ interface ResolvedLayout {
   topK: TopKStrategy;
   windowShift: number;
   blockPostings: number;
+  blockWindow: number;
 }
 
 function resolveLayout(layout: CompactLayoutOptions): ResolvedLayout {
@@ -694,7 +700,9 @@ function resolveLayout(layout: CompactLayoutOptions): ResolvedLayout {
   if (!Number.isInteger(w) || w < 1 || w > 2 ** 30 || (w & (w - 1)) !== 0) throw new Error(`maxScoreWindowDocs (${String(w)}) must be a power of two in [1, 2^30]`);
   const bp = layout.blockMaxPostings ?? BLOCK_MAX_POSTINGS;
   if (!Number.isInteger(bp) || bp < 1 || bp > 2 ** 20) throw new Error(`blockMaxPostings (${String(bp)}) must be an integer in [1, 2^20]`);
-  return { blockDocs: v, topK, windowShift: Math.log2(w), blockPostings: bp };
+  const bw = layout.blockWindowPostings ?? BLOCKS_WINDOW_POSTINGS;
+  if (!Number.isInteger(bw) || bw < 1) throw new Error(`blockWindowPostings (${String(bw)}) must be an integer >= 1`);
+  return { blockDocs: v, topK, windowShift: Math.log2(w), blockPostings: bp, blockWindow: bw };
 }
 
 /** Options of {@link buildKeywordIndexParallel}. */
@@ -968,8 +976,11 @@ interface SearchScratch {
   partialAt: Float64Array; bits: Int32Array; cell: Float64Array; cellTag: Int32Array;
 }
 
-/** Postings per read of the block-max pass over a postings file: 2^22 (20 MiB of buffers). */
-const BLOCKS_READ_POSTINGS = 1 << 22;
+/**
+ * Postings per window of the block-max pass (`CompactBm25.blockSteps`): 2^22, read at once from a postings file (20 MiB
+ * of buffers) and followed by a pause of an asynchronous build (a few milliseconds of work each).
+ */
+export const BLOCKS_WINDOW_POSTINGS = 1 << 22;
 
 /** The first index i of ascending `a` with a[i] ≥ x (a.length when none). */
 function lowerBound(a: Int32Array, x: number): number {
@@ -994,12 +1005,14 @@ class CompactBm25 implements KeywordIndex {
   private readonly topK: TopKStrategy;
   /** log2 of the chunk positions per MaxScore window (see `searchMaxScore`). */
   private readonly windowShift: number;
-  /** Postings per block of the block-max bounds (see `buildBlocks`). */
+  /** Postings per block of the block-max bounds (see `blockSteps`). */
   private readonly blockPostings: number;
-  /** The block-max bounds stored with the index (see `buildBlocks`). */
-  private readonly blockStart: Int32Array;
-  private readonly blockMax: Float32Array;
-  private readonly blockLast: Int32Array;
+  /** Postings per window of `blockSteps`. */
+  private readonly blockWindow: number;
+  /** The block-max bounds stored with the index (see `blockSteps`). */
+  private blockStart = new Int32Array(0);
+  private blockMax = new Float32Array(0);
+  private blockLast = new Int32Array(0);
   /** See `searchScratch` and `nextTag`. */
   private scratch: SearchScratch | undefined;
   private tag = 0;
@@ -1029,6 +1042,7 @@ class CompactBm25 implements KeywordIndex {
     private readonly k1p1: number,
     readonly params: Bm25Params & Record<string, unknown>,
     layout: ResolvedLayout,
+    deferBlocks = false,
   ) {
     this.size = ids.length;
     this.acc = new Float64Array(this.size);
@@ -1038,6 +1052,7 @@ class CompactBm25 implements KeywordIndex {
     this.topK = layout.topK;
     this.windowShift = layout.windowShift;
     this.blockPostings = layout.blockPostings;
+    this.blockWindow = layout.blockWindow;
     this.pBig = bigTf;
     if (postings instanceof PostingsFile) {
       this.file = postings;
@@ -1055,7 +1070,8 @@ class CompactBm25 implements KeywordIndex {
       this.postTf = postings.postTf;
       this.bigPos = new Int32Array(0);
     }
-    ({ blockStart: this.blockStart, blockMax: this.blockMax, blockLast: this.blockLast } = this.buildBlocks());
+    // With deferBlocks the caller runs blockSteps() (with pauses) before the index is searched.
+    if (!deferBlocks) for (const steps = this.blockSteps(); !steps.next().done; );
   }
 
   /** Bytes of postings on disk (0 when resident). */
@@ -1189,9 +1205,11 @@ class CompactBm25 implements KeywordIndex {
    * t's blocks are `blockStart[t] .. blockStart[t + 1] − 1`. 8 bytes per block plus 4 per term: 1/40 of the postings'
    * 5 bytes at 64 postings a block. Built in one pass over the postings: the largest x = tf·(k1 + 1)/(k1·norm + tf)
    * of a block (the same operations as {@link weight}) gives its largest contribution, since idf·x and the rounding
-   * to 9 decimals never decrease as x grows.
+   * to 9 decimals never decrease as x grows. As steps: it yields between windows of about 2^22 postings (read from
+   * the postings file, when there is one), so an asynchronous build can turn the event loop; the bounds are set
+   * when the last window is done. The constructor runs it through unless told to defer it.
    */
-  private buildBlocks(): { blockStart: Int32Array; blockMax: Float32Array; blockLast: Int32Array } {
+  *blockSteps(): Generator<void, void, void> {
     const { offsets, file } = this;
     const B = this.blockPostings;
     const vocab = offsets.length - 1;
@@ -1199,26 +1217,27 @@ class CompactBm25 implements KeywordIndex {
     for (let t = 0; t < vocab; t++) blockStart[t + 1] = blockStart[t] + Math.ceil((offsets[t + 1] - offsets[t]) / B);
     const blocks = blockStart[vocab];
     const out = { blockStart, blockMax: new Float32Array(blocks), blockLast: new Int32Array(blocks) };
-    if (file === undefined) {
-      this.blocksOf(0, vocab, this.postDoc, this.postTf, 0, out);
-      return out;
-    }
-    // From the file: windows of consecutive terms of at most BLOCKS_READ_POSTINGS postings (a longer term alone).
-    let doc = new Int32Array(Math.min(BLOCKS_READ_POSTINGS, file.total));
-    let tf = new Uint8Array(doc.length);
+    // Windows of consecutive terms of at most W postings (a longer term alone), read from the
+    // file when there is one; a pause between windows.
+    const W = this.blockWindow;
+    let doc = file ? new Int32Array(Math.min(W, file.total)) : this.postDoc;
+    let tf = file ? new Uint8Array(doc.length) : this.postTf;
     for (let t0 = 0; t0 < vocab; ) {
       let t1 = t0 + 1;
-      while (t1 < vocab && offsets[t1 + 1] - offsets[t0] <= BLOCKS_READ_POSTINGS) t1++;
-      const need = offsets[t1] - offsets[t0];
-      if (need > doc.length) {
-        doc = new Int32Array(need);
-        tf = new Uint8Array(need);
+      while (t1 < vocab && offsets[t1 + 1] - offsets[t0] <= W) t1++;
+      if (file) {
+        const need = offsets[t1] - offsets[t0];
+        if (need > doc.length) {
+          doc = new Int32Array(need);
+          tf = new Uint8Array(need);
+        }
+        file.read(t0, t1, doc, tf, 0);
       }
-      file.read(t0, t1, doc, tf, 0);
-      this.blocksOf(t0, t1, doc, tf, offsets[t0], out);
+      this.blocksOf(t0, t1, doc, tf, file ? offsets[t0] : 0, out);
       t0 = t1;
+      if (t0 < vocab) yield;
     }
-    return out;
+    ({ blockStart: this.blockStart, blockMax: this.blockMax, blockLast: this.blockLast } = out);
   }
 
   /**
@@ -1259,7 +1278,7 @@ class CompactBm25 implements KeywordIndex {
    * optimizations", Information Processing & Management 31(6), 1995 (terms sorted by their largest possible
    * contribution; the terms whose bounds add up to less than the k-th score so far are "non-essential" and only
    * looked up for chunks found through the others), with the block-max bounds of Ding & Suel (SIGIR 2011, stored with
-   * the index: {@link buildBlocks}) used as in block-max MaxScore (Chakrabarti, Chaudhuri & Ganti, "Interval-based
+   * the index: {@link blockSteps}) used as in block-max MaxScore (Chakrabarti, Chaudhuri & Ganti, "Interval-based
    * pruning for top-k processing over compressed lists", ICDE 2011; Mallia, Siedlaczek & Suel, "An experimental
    * study of index compression and DAAT query processing methods", ECIR 2019, "BMM"): per window the terms' bounds
    * are their block maxima there, and before a non-essential list is searched for a candidate, the maximum of the

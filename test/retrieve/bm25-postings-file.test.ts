@@ -138,10 +138,10 @@ describe('an index with its postings in a file is the resident index', () => {
   );
   const queries = fc.array(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }).map((ws) => ws.join(' ')), { minLength: 1, maxLength: 8 });
 
-  it('same block-max bounds and the same hits and scores, MaxScore and exhaustive, for any corpus and query', async () => {
+  it('same block-max bounds (passes of any window) and the same hits and scores, MaxScore and exhaustive, for any corpus and query', async () => {
     const dir = tempDir();
     await fc.assert(
-      fc.asyncProperty(texts, queries, fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 12 }), async (ts, qs, spillBytes, k) => {
+      fc.asyncProperty(texts, queries, fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 50 }), async (ts, qs, spillBytes, k, window) => {
         // A tf of 255 or more: escaped frequencies are read from the resident side map at the file's positions.
         const chunks = [...ts.map((t, i) => chunk(`c${i}`, t)), chunk('big', 'pump '.repeat(300))];
         for (const topK of ['maxscore', 'exhaustive'] as TopKStrategy[]) {
@@ -149,6 +149,8 @@ describe('an index with its postings in a file is the resident index', () => {
           let runs = 0;
           const filed = await buildKeywordIndexParallel(chunks, {}, {
             threads: 1, batchChars: 50, inProcessChars: 0, spillBytes, spillDir: dir, residentPostingsBytes: 1, topK, maxScoreWindowDocs: 4, blockMaxPostings: 2,
+            // The block-max pass in windows of 1-50 postings (a term longer than the window is read alone).
+            blockWindowPostings: window,
             onSpill: (r) => (runs = r),
           });
           const postings = (fields(memory).postDoc as Int32Array).length;

@@ -187,7 +187,8 @@ describe('a spilling build is the in-memory build', () => {
     const chunks = [...Array.from({ length: 60 }, (_, i) => chunk(`c${i}`, WORDS.filter((_, j) => (i + j) % 3 !== 0).join(' '))), chunk('big', 'pump '.repeat(300))];
     const memory = await buildKeywordIndexParallel(chunks, {}, { threads: 1, spillBytes: Infinity });
     let runs = 0;
-    const paused = await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 200, inProcessChars: 0, spillBytes: 200, spillDir: dir, mergePause: 1, onSpill: (r) => (runs = r) });
+    // blockWindowPostings 3: the block-max pass pauses after every 3 postings' terms (a longer term alone).
+    const paused = await buildKeywordIndexParallel(chunks, {}, { threads: 2, batchChars: 200, inProcessChars: 0, spillBytes: 200, spillDir: dir, mergePause: 1, blockWindowPostings: 3, onSpill: (r) => (runs = r) });
     expect(runs).toBeGreaterThan(1);
     expect(differences(paused, memory)).toEqual([]);
     expect(readdirSync(dir)).toEqual([]);
