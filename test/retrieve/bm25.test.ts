@@ -233,3 +233,31 @@ describe('compact index: term frequencies of 255 and more (kept beside the uint8
     expect(new Set(compact.search('seal', 10).map((h) => h.score)).size).toBe(6);
   });
 });
+
+describe('duplicate chunk ids are refused (a table of its own, not a Set capped at 2^24 ids)', () => {
+  it('any list of ids: the build throws exactly when an id repeats, naming the first one seen twice', async () => {
+    const { default: fc } = await import('fast-check');
+    const { buildKeywordIndexParallel } = await import('../../src/retrieve/bm25.js');
+    // Ids from a small alphabet: tables of 4-128 slots, so occupied slots (probes past other ids) are common.
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(fc.constantFrom('a', 'b', 'é', '#', '0'), { maxLength: 3 }).map((cs) => cs.join('')), { maxLength: 60 }), async (ids) => {
+        const chunks = ids.map((id) => chunk(id, 'pump seal'));
+        const firstRepeat = ids.find((id, i) => ids.indexOf(id) < i);
+        const sync = (): unknown => buildCompactBm25Index(chunks);
+        const parallel = await buildKeywordIndexParallel(chunks, {}, { threads: 1 }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        if (firstRepeat === undefined) {
+          expect(sync).not.toThrow();
+          expect(parallel).toBeUndefined();
+        } else {
+          const message = `duplicate chunk id ${JSON.stringify(firstRepeat)}`;
+          expect(sync).toThrow(message);
+          expect((parallel as Error).message).toContain(message);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
