@@ -5,14 +5,14 @@
  * nothing in its folder; and an index whose postings are in a file ranks and scores every query as the resident
  * index, bit for bit, with both searches (MaxScore and exhaustive), and holds the same block-max bounds.
  */
-import { existsSync, fstatSync, ftruncateSync, mkdtempSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { existsSync, fstatSync, ftruncateSync, mkdtempSync, readdirSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { loadBeir } from '../../src/load/beir.js';
+import { beirChunksAndQueries } from '../helpers/datasets.js';
 import { buildKeywordIndexParallel, type KeywordIndex, type TopKStrategy } from '../../src/retrieve/bm25.js';
 import { PostingsFileWriter, POSTING_BYTES, type PostingsFile } from '../../src/retrieve/bm25-postings-file.js';
 import { TF_ESCAPE } from '../../src/retrieve/bm25-spill.js';
@@ -192,20 +192,9 @@ describe('an index with its postings in a file is the resident index', () => {
   });
 });
 
-/** Whole-document chunks and every query of a BEIR folder. */
-async function corpus(root: string): Promise<{ chunks: Chunk[]; queries: string[] }> {
-  const { docs } = await loadBeir(root, 'test');
-  const chunks = docs.map((d) => ({ id: `${d.id}#0`, docId: d.id, ordinal: 0, text: d.text, start: 0, end: d.text.length, tokens: 0 }));
-  const queries = readFileSync(path.join(root, 'queries.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => (JSON.parse(l) as { text: string }).text);
-  return { chunks, queries };
-}
-
 describe.skipIf(!existsSync(path.join(datasets, 'scifact')))('differential on real data: SciFact with its postings in a file', () => {
   it('depth-100 rankings and scores equal to the resident index on all 1,109 queries, MaxScore and exhaustive', async () => {
-    const { chunks, queries } = await corpus(path.join(datasets, 'scifact'));
+    const { chunks, queries } = await beirChunksAndQueries(path.join(datasets, 'scifact'));
     const dir = tempDir();
     let hits = 0;
     for (const topK of ['maxscore', 'exhaustive'] as TopKStrategy[]) {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError } from '../../src/errors.js';
-import { loadBeir } from '../../src/load/beir.js';
+import { beirChunksAndQueries } from '../helpers/datasets.js';
 import { buildKeywordIndexParallel, type KeywordIndex } from '../../src/retrieve/bm25.js';
 import { createSortScratch, mergeRuns, mergeRunsAsync, TF_ESCAPE, writeRun, type ForwardBlock } from '../../src/retrieve/bm25-spill.js';
 import { keywordRetriever } from '../../src/retrieve/builtin.js';
@@ -262,20 +262,9 @@ describe('run files do not outlive their build', () => {
   });
 });
 
-/** Whole-document chunks and every query of a BEIR folder (as bm25-parity.test.ts reads them). */
-async function corpus(root: string): Promise<{ chunks: Chunk[]; queries: string[] }> {
-  const { docs } = await loadBeir(root, 'test');
-  const chunks = docs.map((d) => ({ id: `${d.id}#0`, docId: d.id, ordinal: 0, text: d.text, start: 0, end: d.text.length, tokens: 0 }));
-  const queries = readFileSync(path.join(root, 'queries.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => (JSON.parse(l) as { text: string }).text);
-  return { chunks, queries };
-}
-
 /** Builds in memory and spilled (`threads` analysers, a 256 KB budget), checks arrays and depth-100 rankings; returns the runs. */
 async function differential(name: string, threads: number): Promise<{ runs: number; queries: number; hits: number }> {
-  const { chunks, queries } = await corpus(path.join(datasets, name));
+  const { chunks, queries } = await beirChunksAndQueries(path.join(datasets, name));
   const memory = await buildKeywordIndexParallel(chunks, {}, { threads: 1, spillBytes: Infinity });
   const dir = tempDir();
   let runs = 0;
