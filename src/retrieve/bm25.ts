@@ -845,12 +845,6 @@ export async function buildKeywordIndexParallel(
       location: { path: 'mergePause' },
       remedy: `leave it out for the default ${MERGE_YIELD_POSTINGS}`,
     });
-  await checkUniqueIdsAsync(chunks);
-  const { signal, onProgress } = options;
-  signal?.throwIfAborted();
-  const ranges = batchesByChars(chunks, batchChars);
-  const n = chunks.length;
-  const chars = textLength(chunks);
   const residentBytes = options.residentPostingsBytes ?? Infinity;
   if (typeof residentBytes !== 'number' || !(residentBytes > 0)) {
     throw new HarnessError('CONFIG_INVALID', `BM25 resident postings (residentPostingsBytes ${String(residentBytes)}) must be a number of bytes > 0`, {
@@ -858,6 +852,12 @@ export async function buildKeywordIndexParallel(
       remedy: 'give a budget such as 805306368 (768 MiB), or Infinity to keep every index in memory',
     });
   }
+  await checkUniqueIdsAsync(chunks);
+  const { signal, onProgress } = options;
+  signal?.throwIfAborted();
+  const ranges = batchesByChars(chunks, batchChars);
+  const n = chunks.length;
+  const chars = textLength(chunks);
   const spill = spillBytes === Infinity ? undefined : { bytes: spillBytes, dir: options.spillDir ?? DEFAULT_SPILL_DIR, residentBytes };
   // A killed build's runs go now, whether or not this build spills (a missing folder is nothing to do).
   if (spill) removeDeadTemporaries(spill.dir);
