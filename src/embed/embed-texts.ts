@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { HarnessError } from '../errors.js';
 import { embeddingCacheKey, embeddingCacheKeyOfDigest, type EmbeddingCache } from './cache.js';
 import { DEFAULT_BATCH_SIZE } from './spec.js';
+import { sha256Utf8 } from './hash.js';
 import type { EmbeddingProvider, EmbedRole } from './provider.js';
 import { createVectorMatrix, writeNormalised, type VectorMatrix, type VectorMatrixOptions, type VectorRows } from '../retrieve/vector-matrix.js';
 import { createVectorFile, type VectorFile } from '../retrieve/vector-file.js';
@@ -356,7 +357,7 @@ interface Distinct {
 }
 
 /** sha256 of `text` as UTF-8: what {@link embeddingCacheKey} hashes. */
-const utf8Digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+const utf8Digest = sha256Utf8;
 /** True when `text` has no lone surrogate (String.prototype.isWellFormed, Node ≥ 20; ES2024, not in our lib). */
 const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 const ILL_FORMED_TAG = Buffer.from([0xff]);
