@@ -56,6 +56,7 @@ import type { Chunk, Hit } from '../types.js';
 import { compareByRule, compareCodePoints, rankByRule, TIE_RULE } from './rank.js';
 import { KEYWORD_ANALYSER, keywordTokens } from './tokenize.js';
 import { textLength as textLengthOf } from '../load/text-store.js';
+import { IdIndex } from '../id-index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -143,34 +144,20 @@ function checkK(k: number): void {
 const UNIQUE_IDS_STEP = 1 << 20;
 
 /**
- * Throws a plain `Error` naming the first id seen twice (a bug upstream: chunk ids are unique by construction). An
- * open-addressing table of 2^⌈log2 2n⌉ int32 slots (chunk index + 1), placed by FNV-1a over the id's UTF-16 code
- * units, linear probing, ids compared as strings on an occupied slot: 4-8 bytes a chunk, for any number of chunks. It
- * replaced a `Set` of the ids, which V8 caps at 2^24 (16,777,216) entries ("Set maximum size exceeded": a build over
- * more chunks could not start) and which took 13.7 s and about 1 GB of heap for 14 million ids on this machine,
- * against 4.5 s and 128 MB here. As steps: yields every {@link UNIQUE_IDS_STEP} chunks (an asynchronous build turns the
- * event loop there).
+ * Throws a plain `Error` naming the first id seen twice (a bug upstream: chunk ids are unique by construction), through
+ * an {@link IdIndex} (4-8 bytes a chunk, for any number of chunks). It replaced a `Set` of the ids, which V8 caps at
+ * 2^24 (16,777,216) entries ("Set maximum size exceeded": a build over more chunks could not start) and which took
+ * 13.7 s and about 1 GB of heap for 14 million ids on this machine, against 4.5 s and 128 MB for the table. As steps:
+ * yields every {@link UNIQUE_IDS_STEP} chunks (an asynchronous build turns the event loop there).
  */
 function* uniqueIdSteps(chunks: readonly Chunk[]): Generator<void, void, void> {
   const n = chunks.length;
   if (n < 2) return;
-  let size = 1;
-  while (size < 2 * n) size *= 2;
-  const table = new Int32Array(size);
-  const mask = size - 1;
+  const seen = new IdIndex((i) => chunks[i].id, n);
   for (let i = 0; i < n; i++) {
     if (i % UNIQUE_IDS_STEP === 0 && i > 0) yield;
     const id = chunks[i].id;
-    let h = 0x811c9dc5;
-    for (let j = 0; j < id.length; j++) h = Math.imul(h ^ id.charCodeAt(j), 0x01000193);
-    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-      const e = table[slot];
-      if (e === 0) {
-        table[slot] = i + 1;
-        break;
-      }
-      if (chunks[e - 1].id === id) throw new Error(`buildKeywordIndex: duplicate chunk id ${JSON.stringify(id)}`);
-    }
+    if (seen.add(id, i) !== -1) throw new Error(`buildKeywordIndex: duplicate chunk id ${JSON.stringify(id)}`);
   }
 }
 

@@ -88,11 +88,11 @@ export function decodeTrecId(id: string): string {
  */
 export function decodeRunIds<E extends { docno: string }>(
   run: Map<string, E[]>,
-  qids: ReadonlySet<string>,
-  docIds: ReadonlySet<string>,
+  qids: Pick<ReadonlySet<string>, 'has'>,
+  docIds: Pick<ReadonlySet<string>, 'has'>,
 ): { run: Map<string, E[]>; decoded: number } {
   const decoded = new Set<string>();
-  const fix = (id: string, known: ReadonlySet<string>) => {
+  const fix = (id: string, known: Pick<ReadonlySet<string>, 'has'>) => {
     if (known.has(id) || !id.includes('%')) return id;
     const d = decodeTrecId(id);
     if (d !== id && known.has(d)) {

@@ -19,6 +19,7 @@ import { describeShort, rankingListsProblem } from './verify.js';
 import { removeDeadTemporaries, writeThenRename } from '../store/temp.js';
 import { chunkOf, textLength } from '../load/text-store.js';
 import { isOrdinalId } from './chunk-ids.js';
+import { IdIndex, type IdLookup } from '../id-index.js';
 
 /** Bumped whenever the chunker (src/chunk/) cuts differently: part of every chunking checkpoint key. */
 export const CHUNKER_VERSION = 1;
@@ -271,14 +272,9 @@ export class CheckpointStore {
    * `docIndex`, when given, must map each of `docs`' ids to its index in `docs` (the sweep's `UnitContext.docIds`), so
    * that 10 M documents are not indexed a second time; without it the index is built here.
    */
-  putChunks(key: string, docs: readonly Doc[], chunks: Chunk[], docIndex?: ReadonlyMap<string, number>): Chunk[] {
+  putChunks(key: string, docs: readonly Doc[], chunks: Chunk[], docIndex?: IdLookup): Chunk[] {
     if (!this.enabled) return chunks;
-    let index = docIndex;
-    if (index === undefined) {
-      const built = new Map<string, number>();
-      docs.forEach((d, i) => built.set(d.id, i));
-      index = built;
-    }
+    const index = docIndex ?? IdIndex.over(docs.length, (i) => docs[i].id);
     const buf = Buffer.alloc(CHUNKS_HEADER + chunks.length * CHUNK_FIELDS * 4);
     buf.write(CHUNKS_MAGIC, 0, 'latin1');
     buf.writeUInt32LE(chunks.length, 8);

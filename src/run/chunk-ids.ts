@@ -12,6 +12,7 @@
  * explicit map, so the answers are those of the map form for any input.
  */
 import type { Chunk } from '../types.js';
+import type { IdLookup } from '../id-index.js';
 
 /** `id → document id` and membership, over a chunking's chunks and the dataset's documents. */
 export interface ChunkDocMap {
@@ -71,7 +72,7 @@ function parseOrdinal(s: string): number {
  * dataset's document list, 0 ≤ index < `docIndex.size`). Memory: 4 bytes a document, plus an entry per chunk that
  * does not follow the `<docId>#<ordinal>` scheme with contiguous ordinals. O(chunks) time, one id comparison a chunk.
  */
-export function chunkDocMap(docIndex: ReadonlyMap<string, number>, chunks: readonly Chunk[]): ChunkDocMap {
+export function chunkDocMap(docIndex: IdLookup, chunks: readonly Chunk[]): ChunkDocMap {
   const counts = new Int32Array(docIndex.size);
   /** Chunks outside the scheme: id → document id. */
   let odd: Map<string, string> | undefined;

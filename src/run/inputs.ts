@@ -11,6 +11,7 @@ import type { RetrieverFactory } from '../retrieve/retriever.js';
 import { readRun } from '../load/trec.js';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { decodeRunIds } from './artifacts.js';
+import type { IdLookup } from '../id-index.js';
 
 /** A retriever passed to {@link runSweep} as an object (library use): the same contract as a `retrievers:` module. */
 export interface RetrieverEntry {
@@ -102,7 +103,7 @@ export interface LoadedRun {
  * unknown docnos stay in the ranking as retrieved, unjudged documents (warned about).
  * @throws HarnessError('RUN_INVALID') with the file and the first offending line.
  */
-export function loadRuns(config: SweepConfig, scored: Question[], docIds: Set<string>, warn: (m: string) => void): LoadedRun[] {
+export function loadRuns(config: SweepConfig, scored: Question[], docIds: Pick<IdLookup, 'has'>, warn: (m: string) => void): LoadedRun[] {
   const out: LoadedRun[] = [];
   const qids = new Set(scored.map((q) => q.id));
   const keep = config.dataset.labels === 'keep';

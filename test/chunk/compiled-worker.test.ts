@@ -58,7 +58,7 @@ describe('compiled JavaScript: the worker is worker.js', () => {
   });
 
   it('buildKeywordIndexParallel from transpiled dist files in plain node ranks as buildKeywordIndex here', () => {
-    const files = ['errors.ts', 'types.ts', 'worker-start.ts', 'batches.ts', 'load/text-store.ts', 'store/temp.ts', 'store/positioned-io.ts', ...['bm25.ts', 'bm25-analyse.ts', 'bm25-spill.ts', 'bm25-postings-file.ts', 'bm25-worker.ts', 'tokenize.ts', 'porter2.ts', 'rank.ts'].map((f) => `retrieve/${f}`)];
+    const files = ['errors.ts', 'types.ts', 'worker-start.ts', 'batches.ts', 'id-index.ts', 'load/text-store.ts', 'store/temp.ts', 'store/positioned-io.ts', ...['bm25.ts', 'bm25-analyse.ts', 'bm25-spill.ts', 'bm25-postings-file.ts', 'bm25-worker.ts', 'tokenize.ts', 'porter2.ts', 'rank.ts'].map((f) => `retrieve/${f}`)];
     transpile(files, path.join(tmp, 'dist'));
     const texts = Array.from({ length: 300 }, (_, i) => `Pump LMP-${200 + (i % 7)} seal kit ${i % 13} valve bearing hours ${'replace '.repeat(i % 5)}`);
     const chunks = texts.map((text, i) => ({ id: `c${i}`, docId: `c${i}`, ordinal: 0, text, start: 0, end: text.length, tokens: 0 }));

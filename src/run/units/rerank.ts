@@ -19,6 +19,7 @@ import { maxOf } from '../../bounded.js';
 import { errorText } from '../inputs.js';
 import { chunkingOf, computed, restoreRanking, saveRanking } from './ranking.js';
 import { errorOf, progressFromZero, rankingOf, UnitFailure, type RankingValue, type UnitContext, type UnitInputs, type UnitKindHandler } from './types.js';
+import { IdIndex } from '../../id-index.js';
 
 /** A loaded reranker and what its units did (the manifest's `rerankers` entry). */
 interface SharedReranker {
@@ -88,9 +89,16 @@ export const rerankUnit: UnitKindHandler = {
     const depth = unit.params.depth as number;
     const store = await ctx.shared('rerank-cache', async () => RerankCache.open(path.join(path.resolve(ctx.config.cacheDir), 'rerank.sqlite')), async (s) => s.close());
     // Objects, not texts: a text is read when a pair needs it (documents in a text store are read from the file then).
-    const docById = await ctx.shared('document-texts', async () => new Map(ctx.dataset.docs.map((d) => [d.id, d])), async () => {});
-    const chunkById = new Map(st.chunks.map((c) => [c.id, c]));
-    const textOf = (x: string) => (chunkById.get(x) ?? docById.get(x))?.text ?? '';
+    // Tables of ids, not Maps: a Map cannot hold more than 2^24 chunks (src/id-index.ts).
+    const { docs } = ctx.dataset;
+    const chunks = st.chunks;
+    const chunkById = IdIndex.over(chunks.length, (i) => chunks[i].id);
+    const textOf = (x: string): string => {
+      const c = chunkById.get(x);
+      if (c !== undefined) return chunks[c].text;
+      const d = ctx.docIds.get(x);
+      return d === undefined ? '' : docs[d].text;
+    };
     const out = await rerankLists(shared.reranker, ctx.questionsIn, base.lists, depth, textOf, {
       cache: store,
       concurrency: spec.baseUrl ? spec.concurrency : 1,

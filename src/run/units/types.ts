@@ -18,6 +18,7 @@ import type { CheckpointStore } from '../checkpoint.js';
 import type { UnitWatch } from '../stall.js';
 import type { LoadedRun, RetrieverEntry } from '../inputs.js';
 import type { ChunkDocMap } from '../chunk-ids.js';
+import type { IdLookup } from '../../id-index.js';
 
 /** Progress and diagnostics emitted while the sweep runs (the CLI draws them on stderr). */
 export type SweepEvent =
@@ -110,7 +111,7 @@ export interface UnitContext {
   scored: Question[];
   questionsIn: RetrieverQuestion[];
   /** Document id → its index in `dataset.docs` (`has` is the membership test). */
-  docIds: ReadonlyMap<string, number>;
+  docIds: IdLookup;
   plan: Plan;
   /** The rows this run scores (`run --only` keeps some of the plan's), in plan order. */
   rows: ConfigSpec[];
