@@ -28,6 +28,7 @@ import { HttpFailure } from '../net/http.js';
 import { fillPrompt, parseFinalScore, type PromptTemplate } from '../llm/prompts.js';
 import { agreement, type Agreement } from '../score/agreement.js';
 import type { Dataset } from '../types.js';
+import { IdIndex } from '../id-index.js';
 import {
   foldJudgments,
   isModelAssessor,
@@ -126,11 +127,14 @@ export interface JudgeSummary {
 
 /** The person grades of pooled pairs from a dataset's labels: document level `relevant[doc]`, chunk level `chunks`. */
 export function datasetGrades(dataset: Dataset, header: PoolHeader, pairs: readonly PoolPair[]): Map<string, number> {
-  const docs = new Map(dataset.docs.map((d) => [d.id, d.text] as const));
+  // The pooled documents' texts only, read when a pair needs one (a stored corpus is not read whole), through an id
+  // table that holds any number of documents (src/id-index.ts).
+  const docIndex = IdIndex.over(dataset.docs.length, (i) => dataset.docs[i].id);
   const questions = new Map(dataset.questions.map((q) => [q.id, q] as const));
   const out = new Map<string, number>();
   for (const p of pairs) {
-    const text = docs.get(p.doc);
+    const at = docIndex.get(p.doc);
+    const text = at === undefined ? undefined : dataset.docs[at].text;
     if (text === undefined || text.slice(p.start, p.end) !== p.passage) {
       throw new HarnessError('LABEL_INVALID', `pair ${p.pair} (${p.qid}, ${p.doc}) of the pool does not match the dataset ${dataset.root}: ${text === undefined ? 'no such document' : 'the passage text differs'}`, {
         location: { path: `pair ${p.pair}` },

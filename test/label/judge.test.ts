@@ -413,5 +413,10 @@ describe('interrupted and mismatched runs', () => {
     const e = thrown(() => datasetGrades(other, header, pairs));
     expect(e.code).toBe('LABEL_INVALID');
     expect(e.message).toContain('pair 3');
+    expect(e.message).toContain('the passage text differs');
+    // a pooled document the dataset lacks
+    const missing = thrown(() => datasetGrades({ ...ds, docs: docs.filter((_, i) => i !== 2) }, header, pairs));
+    expect(missing.code).toBe('LABEL_INVALID');
+    expect(missing.message).toContain('no such document');
   });
 });
