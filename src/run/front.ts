@@ -58,6 +58,8 @@ export interface Front {
   objectRetrievers: Map<string, RetrieverEntry>;
   factories: Map<string, RetrieverFactory>;
   runs: LoadedRun[];
+  /** Document id → its index in `dataset.docs`: the one id table of the run (the `runs:` check and the sweep's units). */
+  docIds: IdIndex;
   plan: Plan;
   /** Seconds the dataset took to load. */
   loadSeconds: number;
@@ -145,13 +147,14 @@ async function checkAndPlan(
   checkMemoryFloor(configurations, scored.length, needsEmbeddings(config), limit, config.configFile);
   preflightModels(config);
   const factories = await loadRetrieverModules(config, objectRetrievers);
-  // The documents' id table is built only when there are runs to check (10M ids: about 2 s and 128 MB).
-  const runs = config.runs.length === 0 ? [] : loadRuns(config, scored, IdIndex.over(dataset.docs.length, (i) => dataset.docs[i].id), warn);
+  // Built once for the run (10M ids: about 2 s and 128 MB): the `runs:` check here, the units later (UnitContext.docIds).
+  const docIds = IdIndex.over(dataset.docs.length, (i) => dataset.docs[i].id);
+  const runs = loadRuns(config, scored, docIds, warn);
   const plan = planGraph(config, dataset, scored, planEnv(new Map([...objectRetrievers].map(([name, r]) => [name, r.checkpointKey]))));
   // ... and one whose corpus adds what stays resident beyond it (documents, chunk objects: estimates) is warned about.
   const corpusWarning = corpusFloorWarning(configurations, scored.length, needsEmbeddings(config), limit, corpusResidence(dataset, plan));
   if (corpusWarning !== undefined) warn(corpusWarning);
-  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, plan };
+  return { config, dataset, scored, excluded, objectProviders, objectRetrievers, factories, runs, docIds, plan };
 }
 
 /**

@@ -30,7 +30,6 @@ import { UNIT_KINDS } from './units/index.js';
 import type { Scored } from './units/scoring.js';
 import type { SweepEvent } from './units/types.js';
 import { stageTimings, sweepManifest } from './manifest.js';
-import { IdIndex } from '../id-index.js';
 
 export { loadRetrieverModules, loadRuns, type LoadedRun, type RetrieverEntry } from './inputs.js';
 export { progressFromZero, type SweepEvent } from './units/types.js';
@@ -106,7 +105,6 @@ async function executeAndScore(
   const base = {
     ...front,
     questionsIn: front.scored.map((q) => ({ id: q.id, text: q.text })),
-    docIds: IdIndex.over(front.dataset.docs.length, (i) => front.dataset.docs[i].id),
     rows,
     store,
     // the page cache follows the budget (16 MiB at 2 GiB, 64 MiB from 8 GiB up)
