@@ -77,6 +77,23 @@ describe('IdIndex', () => {
     for (const [id, i] of map) expect(index.get(id)).toBe(i);
   });
 
+  it('two ids with one FNV-1a hash are told apart by their strings, across a growth', () => {
+    // FNV-1a 32-bit by hand: h = 2166136261; per code unit c: h = (h XOR c) × 16777619 mod 2^32
+    const fnv = (id: string): number => {
+      let h = 2166136261;
+      for (const c of id) h = Number((BigInt((h ^ c.charCodeAt(0)) >>> 0) * 16777619n) % 2n ** 32n);
+      return h;
+    };
+    expect(fnv('d549599')).toBe(fnv('d712382')); // a collision found by search over d0, d1, …
+    const ids = ['d549599', 'd712382', ...Array.from({ length: 40 }, (_, i) => `x${i}`)];
+    const index = new IdIndex((i) => ids[i]);
+    expect(index.add('d549599', 0)).toBe(-1);
+    expect(index.has('d712382')).toBe(false);
+    expect(index.add('d712382', 1)).toBe(-1);
+    for (let i = 2; i < ids.length; i++) index.add(ids[i], i); // grows from 16 slots to 128
+    expect([index.get('d549599'), index.get('d712382'), index.size]).toEqual([0, 1, 42]);
+  });
+
   it('a table larger than 2^30 slots is refused with a RangeError naming the count', () => {
     expect(() => new IdIndex(() => '', 2 ** 29 + 1)).toThrow(/536870913 ids need more than 1073741824 slots/);
   });
