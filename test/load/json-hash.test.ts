@@ -52,6 +52,11 @@ describe('JsonHashWriter', () => {
     expect(s.charCodeAt(65_535)).toBe(0xd834);
     expect(written(64, (w) => w.string(s)).equals(Buffer.from(JSON.stringify(s), 'utf8'))).toBe(true);
     expect(written(1 << 20, (w) => w.string(s)).equals(Buffer.from(JSON.stringify(s), 'utf8'))).toBe(true);
+    // Nothing to escape (the direct encoding): the same cut, and buffers that hold a piece or do not
+    const plain = 'ab é—'.repeat(13_107) + '𝄞' + 'tail'.repeat(3);
+    expect(plain.charCodeAt(65_535)).toBe(0xd834);
+    for (const size of [64, 3 * 65_535 - 1, 3 * 65_535, 1 << 20])
+      expect(written(size, (w) => w.string(plain)).equals(Buffer.from(JSON.stringify(plain), 'utf8'))).toBe(true);
   });
 
   it('fingerprintDataset is sha256 over docs\\n, one ["id","text"] line per document by id, questions\\n, one line per question', () => {
