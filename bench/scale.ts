@@ -1,18 +1,21 @@
 /**
- * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S] [--progress]`:
+ * `npm run bench:scale -- --out DIR [--sizes 20000,200000,1000000] [--keep] [--corpora-only] [--modes LIST] [--stall-seconds S] [--progress]
+ *   [--sentences MIN-MAX] [--drop-caches]`:
  * the scale benchmark of issue 12. `--stall-seconds` sets the grid's `limits.stallSeconds` (default 300); scale.json's
  * `failed_rows` lists rows that failed (a stalled unit) with their errors.
  *
  * For each size N it writes a deterministic synthetic BEIR corpus of N documents into DIR/corpus-N/ (never committed):
  * every SciFact document as it is (so SciFact's 300 test questions and qrels still apply), plus N − 5,183 distractor
  * documents, each a title and 4-12 sentences drawn with a seeded generator from the sentences of SciFact and
- * TREC-DL 2019 (../shared/datasets). Then it runs the grid keyword + semantic + hybrid with glove-100d at chunking
+ * TREC-DL 2019 (../shared/datasets) (`--sentences 1-1`: one sentence each, in DIR/corpus-N-s1-1). Then it runs the grid keyword + semantic + hybrid with glove-100d at chunking
  * [none, 256] (overlap 16), k 1, 5, 10, in a child process per size with a fresh cache, and writes DIR/scale.json:
  * per-stage seconds (load, chunk, keyword, dense = embedding + search + fusion, score, total), peak RSS of the child
  * (`process.resourceUsage().maxRSS`), chunks per chunking, and the growth exponent between consecutive sizes,
  * log(t2/t1) / log(N2/N1), per stage (1 = linear). scale.json is written after every size (`complete: false` until the
  * last), so a run stopped during a later size keeps the earlier ones. `--progress` also prints each stage's counted
- * progress (chunks cut, texts embedded), at most a line per stage every 30 s: a 10M run's timeline.
+ * progress (chunks cut, texts embedded), at most a line per stage every 30 s: a 10M run's timeline. `--drop-caches`
+ * (root) empties the kernel's page cache before each size's sweep, so every size's load reads its corpus from the disk
+ * (otherwise a 1M corpus written or read minutes before comes from memory and a 10M one, larger than the cache, does not).
  *
  * Then, on the same corpus (whole documents, depth 100), BM25 queries/s of our index (all 300 test queries) beside raw
  * wink-bm25-text-search and minisearch (the first `--bm25-peer-queries` of them, default 30: at 200k documents wink
@@ -38,7 +41,7 @@
  * fresh caches (rows marked `embeddings_reused`): at 1M documents each child would otherwise embed the corpus again.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, copyFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, copyFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
@@ -61,15 +64,21 @@ function sentencesOf(file: string): string[] {
   return out;
 }
 
-/** Writes DIR/corpus-N (BEIR layout) and returns its folder. */
-async function buildCorpus(dir: string, n: number): Promise<string> {
-  const folder = path.join(dir, `corpus-${n}`);
+/**
+ * Writes DIR/corpus-N (BEIR layout) and returns its folder. Each distractor has `sentences` = [min, max] sentences
+ * (default [4, 12]: the first gives the title's 60 characters, the rest the text; with one sentence the title is empty
+ * and the sentence is the text). Another range than the default writes DIR/corpus-N-sMIN-MAX.
+ */
+async function buildCorpus(dir: string, n: number, sentences: [number, number] = [4, 12]): Promise<string> {
+  const standard = sentences[0] === 4 && sentences[1] === 12;
+  const folder = path.join(dir, standard ? `corpus-${n}` : `corpus-${n}-s${sentences[0]}-${sentences[1]}`);
   if (existsSync(path.join(folder, 'corpus.jsonl'))) return folder;
   mkdirSync(path.join(folder, 'qrels'), { recursive: true });
   const scifact = path.join(shared, 'scifact');
   copyFileSync(path.join(scifact, 'queries.jsonl'), path.join(folder, 'queries.jsonl'));
   copyFileSync(path.join(scifact, 'qrels/test.tsv'), path.join(folder, 'qrels/test.tsv'));
-  const sentences = [...sentencesOf(path.join(scifact, 'corpus.jsonl')), ...sentencesOf(path.join(shared, 'trec-dl-2019-5k/corpus.jsonl'))];
+  const range = sentences;
+  const pool = [...sentencesOf(path.join(scifact, 'corpus.jsonl')), ...sentencesOf(path.join(shared, 'trec-dl-2019-5k/corpus.jsonl'))];
   const out = createWriteStream(path.join(folder, 'corpus.jsonl'));
   const write = async (s: string) => {
     if (!out.write(s)) await once(out, 'drain');
@@ -82,14 +91,25 @@ async function buildCorpus(dir: string, n: number): Promise<string> {
   }
   const r = seededRandom(20261202 + n);
   for (let i = kept; i < n; i++) {
-    const m = 4 + Math.floor(r() * 9);
+    const m = range[0] + Math.floor(r() * (range[1] - range[0] + 1));
     const parts: string[] = [];
-    for (let j = 0; j < m; j++) parts.push(sentences[Math.floor(r() * sentences.length)]);
-    await write(JSON.stringify({ _id: `syn${i}`, title: parts[0].slice(0, 60), text: parts.slice(1).join(' ') }) + '\n');
+    for (let j = 0; j < m; j++) parts.push(pool[Math.floor(r() * pool.length)]);
+    const doc = m === 1 ? { _id: `syn${i}`, title: '', text: parts[0] } : { _id: `syn${i}`, title: parts[0].slice(0, 60), text: parts.slice(1).join(' ') };
+    await write(JSON.stringify(doc) + '\n');
   }
   out.end();
   await once(out, 'finish');
   return folder;
+}
+
+/** Writes back dirty pages and empties the kernel's page cache (root only; throws naming the file otherwise). */
+function dropPageCache(): void {
+  spawnSync('sync');
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '3\n');
+  } catch (e) {
+    throw new Error(`--drop-caches: cannot write /proc/sys/vm/drop_caches (${(e as NodeJS.ErrnoException).code}); run as root or leave the option out`);
+  }
 }
 
 interface SizeResult {
@@ -429,7 +449,9 @@ async function main(): Promise<void> {
     .option('--child <dataset>', '(internal) run one sweep on this dataset folder')
     .option('--cache <dir>', '(internal) the child\'s cache folder')
     .option('--stall-seconds <s>', "the grid's limits.stallSeconds (default the config's, 300): at 1M documents the corpus embedding can outlast it")
-    .option('--progress', "print each stage's counted progress (texts embedded, chunks cut) at most every 30 s");
+    .option('--progress', "print each stage's counted progress (texts embedded, chunks cut) at most every 30 s")
+    .option('--sentences <min-max>', 'sentences per distractor document (default 4-12; 1-1 for one-sentence documents, in DIR/corpus-N-s1-1)', '4-12')
+    .option('--drop-caches', "empty the kernel's page cache before each size's sweep (root: writes /proc/sys/vm/drop_caches), so every size reads its corpus from the disk");
   program.parse();
   const o = program.opts<{
     out: string;
@@ -448,7 +470,12 @@ async function main(): Promise<void> {
     memory?: string;
     stallSeconds?: string;
     progress?: boolean;
+    sentences: string;
+    dropCaches?: boolean;
   }>();
+  const range = /^(\d+)-(\d+)$/.exec(o.sentences);
+  if (!range || Number(range[1]) < 1 || Number(range[2]) < Number(range[1])) throw new Error(`--sentences ${o.sentences}: expected MIN-MAX with 1 ≤ MIN ≤ MAX, e.g. 4-12`);
+  const sentences: [number, number] = [Number(range[1]), Number(range[2])];
   const stall = o.stallSeconds === undefined ? [] : ['--stall-seconds', o.stallSeconds];
   if (o.child && o.engine) return engineChild(o.child, o.cache!, o.engine as Engine, o.memory);
   if (o.child) return child(o.child, o.cache!, o.modes.split(','), o.memory, o.stallSeconds === undefined ? undefined : Number(o.stallSeconds), Boolean(o.progress));
@@ -464,7 +491,7 @@ async function main(): Promise<void> {
   const engineRows: EngineRow[] = [];
   for (const n of sizes) {
     const t = performance.now();
-    const folder = await buildCorpus(dir, n);
+    const folder = await buildCorpus(dir, n, sentences);
     process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
     if (o.corporaOnly) continue;
     if (o.engines) {
@@ -476,6 +503,7 @@ async function main(): Promise<void> {
     }
     const cache = path.join(dir, `cache-${n}`);
     rmSync(cache, { recursive: true, force: true });
+    if (o.dropCaches) dropPageCache();
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall, ...(o.progress ? ['--progress'] : [])], {
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
