@@ -5,9 +5,11 @@
  * record with `JSON.stringify` allocates as many bytes of short-lived strings as the corpus holds (1.1 GB for a
  * million documents), and in V8 every young-generation collection costs more the larger the old generation already is,
  * so that garbage made the fingerprint grow faster than the corpus (1.2 s at 200k documents, 7.5 s at 1M, measured).
- * Here each string is encoded to UTF-8, 64K code units at a time, into one reused buffer and escaped byte by byte into
- * a second one (1 MiB), which is handed to the hash when full: no allocation per document and bounded memory for any
- * document length, the same bytes as before, so fingerprints are unchanged.
+ * Here the code units to escape are found with a native regex scan, and the runs between them are encoded to UTF-8,
+ * 64K code units at a time, straight into one reused output buffer (1 MiB; through a second buffer when the output
+ * buffer is smaller than a piece), which is handed to the hash when full: no allocation per document beyond the
+ * regex's match objects (one per escape) and bounded memory for any document length, the same bytes as before, so
+ * fingerprints are unchanged.
  *
  * Escaping follows ECMA-262 `QuoteJSONString` (ES2019 "well-formed JSON.stringify"): `"` and `\` are escaped with a
  * backslash; U+0008, U+0009, U+000A, U+000C, U+000D as `\b \t \n \f \r`; other code points below U+0020 as `\u00xx`
@@ -39,8 +41,8 @@ ESCAPE[0x5c] = 0x5c; // \\
 
 /** Code units encoded at a time. */
 const SLICE = 1 << 16;
-/** A code unit JSON escapes: `"`, `\` or one below U+0020 (lone surrogates are handled before). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+/** Code units JSON escapes: `"`, `\` and those below U+0020 (lone surrogates are handled before); global, for `exec`. */
+const NEEDS_ESCAPE_ALL = /["\\\u0000-\u001f]/g;
 
 /** A writer of JSON text into a hash, buffered (1 MiB by default). Call {@link JsonHashWriter.flush} at the end. */
 export class JsonHashWriter {
@@ -72,61 +74,62 @@ export class JsonHashWriter {
       return;
     }
     this.byte(0x22);
-    // Most texts have nothing to escape: found by one native scan, they are encoded straight into the output buffer
-    // (the byte-by-byte escaping below was most of the fingerprint pass at 10M documents; issue 25, session 18).
-    const plain = !NEEDS_ESCAPE.test(s);
-    // Encode in pieces of at most SLICE code units (3 UTF-8 bytes each at most), never between a surrogate pair.
-    for (let start = 0; start < s.length; ) {
-      let end = Math.min(s.length, start + SLICE);
-      if (end < s.length && (s.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
-      const piece = start === 0 && end === s.length ? s : s.slice(start, end);
-      if (plain && this.out.length >= 3 * (end - start)) {
-        if (this.out.length - this.n < 3 * (end - start)) this.flush();
-        this.n += this.out.write(piece, this.n, 'utf8');
-      } else this.escaped(this.src.write(piece, 0, 'utf8'));
-      start = end;
+    // The code units to escape are found by a native regex scan, and the runs between them are encoded straight into
+    // the output buffer: a document has few (`title\n\ntext`: two), and the byte-by-byte escaping this replaced was
+    // most of the fingerprint pass at 10M documents (issue 25, session 18).
+    const find = NEEDS_ESCAPE_ALL;
+    find.lastIndex = 0;
+    let from = 0;
+    for (;;) {
+      const m = find.exec(s);
+      const to = m === null ? s.length : m.index;
+      if (to > from) this.plain(s, from, to);
+      if (m === null) break;
+      this.escape(s.charCodeAt(to));
+      from = to + 1;
     }
     this.byte(0x22);
   }
 
-  /** Escapes the first `len` bytes of `src` into the output buffer, flushing it as it fills. */
-  private escaped(len: number): void {
-    const src = this.src;
-    let out = this.out;
-    let n = this.n;
-    let run = 0; // start of the bytes not yet copied
-    for (let i = 0; i <= len; i++) {
-      const e = i < len ? ESCAPE[src[i]] : 0xff; // 0xff: copy what is left
-      if (e === 0) continue;
-      while (run < i) {
-        if (n === out.length) {
-          this.n = n;
-          this.flush();
-          out = this.out;
-          n = 0;
-        }
-        const copied = src.copy(out, n, run, Math.min(i, run + out.length - n));
-        n += copied;
-        run += copied;
-      }
-      if (i === len) break;
-      run = i + 1;
-      if (n + 6 > out.length) {
-        this.n = n;
-        this.flush();
-        n = 0;
-      }
-      out[n++] = 0x5c;
-      out[n++] = e;
-      if (e === 0x75) {
-        const b = src[i];
-        out[n++] = 0x30;
-        out[n++] = 0x30;
-        out[n++] = HEX[b >> 4];
-        out[n++] = HEX[b & 15];
-      }
+  /**
+   * Writes the UTF-8 of code units [from, to) of `s`, none of which needs escaping, in pieces of at most SLICE code
+   * units (3 UTF-8 bytes each at most) never cut between a surrogate pair.
+   */
+  private plain(s: string, from: number, to: number): void {
+    for (let start = from; start < to; ) {
+      let end = Math.min(to, start + SLICE);
+      if (end < to && (s.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+      const piece = start === 0 && end === s.length ? s : s.slice(start, end);
+      const most = 3 * (end - start);
+      if (most <= this.out.length) {
+        if (this.out.length - this.n < most) this.flush();
+        this.n += this.out.write(piece, this.n, 'utf8');
+      } else this.copyOut(this.src.write(piece, 0, 'utf8'));
+      start = end;
     }
-    this.n = n;
+  }
+
+  /** Copies the first `len` bytes of `src` into the output buffer, flushing it as it fills (small output buffers). */
+  private copyOut(len: number): void {
+    for (let at = 0; at < len; ) {
+      if (this.n === this.out.length) this.flush();
+      const copied = this.src.copy(this.out, this.n, at, Math.min(len, at + this.out.length - this.n));
+      this.n += copied;
+      at += copied;
+    }
+  }
+
+  /** Writes the JSON escape of code unit `c` (one {@link NEEDS_ESCAPE_ALL} matches): `\"`, `\\`, `\n`… or `\u00xx`. */
+  private escape(c: number): void {
+    const e = ESCAPE[c];
+    this.byte(0x5c);
+    this.byte(e);
+    if (e === 0x75) {
+      this.byte(0x30);
+      this.byte(0x30);
+      this.byte(HEX[c >> 4]);
+      this.byte(HEX[c & 15]);
+    }
   }
 
   private byte(b: number): void {
