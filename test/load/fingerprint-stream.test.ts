@@ -272,6 +272,38 @@ describe('stored text read back while loading (TextStore.slice counted)', () => 
     expect(outOfOrder.read).toBe(outOfOrder.stored);
   });
 
+  it('the pass reads each stored text once, batch by batch in the order of the store (not of the ids)', async () => {
+    // file (= store) order f, b, e, a, d, c: store indices 0-5; ten code units each
+    const fileOrder = ['f', 'b', 'e', 'a', 'd', 'c'];
+    const root = beirFolder('rb-batches', fileOrder.map((id) => ({ _id: id, text: `text of ${id}.` })), 'a');
+    const ds = await loadDataset({ path: root }, { textStore: { dir: path.join(tmp, 'rb5'), residentBytes: 0 } });
+    const slice = TextStore.prototype.slice;
+    const reads: number[] = [];
+    TextStore.prototype.slice = function (this: TextStore, i: number, start: number, end: number): string {
+      reads.push(i);
+      return slice.call(this, i, start, end);
+    };
+    try {
+      expect(ds.docs.map((d) => d.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+      const expected = reference(ds);
+      reads.length = 0;
+      // batches of 3 × 10 units: {a, b, c} at store indices {3, 1, 5} read as 1, 3, 5; {d, e, f} = {4, 2, 0} as 0, 2, 4
+      expect(await fingerprintBothAsync(ds.docs, ds.questions, 1 << 25, 30)).toEqual(expected);
+      expect(reads).toEqual([1, 3, 5, 0, 2, 4]);
+      reads.length = 0;
+      // one batch of 60 units: the file order; batches of one document (1 unit < 10): the id order
+      expect(await fingerprintBothAsync(ds.docs, ds.questions, 1 << 25, 60)).toEqual(expected);
+      expect(reads).toEqual([0, 1, 2, 3, 4, 5]);
+      reads.length = 0;
+      expect(await fingerprintBothAsync(ds.docs, ds.questions, 1 << 25, 1)).toEqual(expected);
+      expect(reads).toEqual([3, 1, 5, 4, 2, 0]);
+      await expect(fingerprintBothAsync(ds.docs, ds.questions, 1 << 25, 0)).rejects.toThrow(/batchUnits must be an integer >= 1, got 0/);
+    } finally {
+      TextStore.prototype.slice = slice;
+      textStoreOf(ds.docs)?.remove();
+    }
+  });
+
   it.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('a SciFact sample reads only the sample\'s texts, not the full corpus first', async () => {
     const { ds, read, stored, docBytes } = await readBackOf({ path: scifact, split: 'test', sample: { documents: 500, seed: 5 } }, 'rb3');
     expect(ds.docs.length).toBe(500);
