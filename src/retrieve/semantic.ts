@@ -29,6 +29,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { HarnessError } from '../errors.js';
+import { IdIndex } from '../id-index.js';
 import type { Hit } from '../types.js';
 import { dotsJs, dotsModule, instantiateDots, type DotsFn, type WasmModule } from './kernels/dots.js';
 import { compareCodePoints, rankByRule } from './rank.js';
@@ -146,11 +147,14 @@ export function buildVectorIndex(
   return buildVectorIndexFromMatrix(ids, matrix, options);
 }
 
+/**
+ * Throws a plain `Error` naming the first id given twice. Through an {@link IdIndex}, not a `Set`: V8 refuses a `Set`
+ * past 2^24 entries, and a sweep over 17.8 million one-sentence documents failed here (issue 25, session 18).
+ */
 function checkIds(ids: readonly string[]): void {
-  const seen = new Set<string>();
-  for (const id of ids) {
-    if (seen.has(id)) throw new Error(`buildVectorIndex: duplicate id ${JSON.stringify(id)}`);
-    seen.add(id);
+  const seen = new IdIndex((i) => ids[i], ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    if (seen.add(ids[i], i) !== -1) throw new Error(`buildVectorIndex: duplicate id ${JSON.stringify(ids[i])}`);
   }
 }
 
