@@ -6,7 +6,8 @@
  * Vo) over the id's UTF-16 code units, with linear probing. A slot is two int32s side by side in one `Int32Array`: the
  * entry number + 1 (0 = empty) and the id's hash. The hash is compared first, so a probe reads a string (through
  * `idAt`) only when the hashes agree, and growing places every entry again by its kept hash without reading an id:
- * at 10M ids the string reads were most of the load's table time (issue 25, session 18). 8-16 bytes an id.
+ * at 10M ids the string reads were most of the load's table time (issue 25, session 18). 8 bytes a slot, 16-32 bytes an
+ * id (268 MB for 10M ids: 2^25 slots).
  */
 
 /** The id lookups the sweep needs of a document or chunk index (a `ReadonlyMap<string, number>` satisfies it too). */
