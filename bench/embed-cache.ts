@@ -278,7 +278,7 @@ function main(): void {
   console.log(`  SELECT ... WHERE key IN (500), rows checked (CRC-32): ${usPer(selectMs)}`);
   console.log(`  marking, previous (by key, 500 a statement, index (last_used, key)): ${usPer(markPrevMs)}`);
   console.log(`  marking, current (table lru by rowid, sorted): ${usPer(markCurMs)}`);
-  console.log(`  opening a file of the code before session 9 (migrated to schema 3, lru filled once): ${(swapMs / 1000).toFixed(2)} s`);
+  console.log(`  opening a file of the code before session 9 (migrated to the current schema, lru filled once): ${(swapMs / 1000).toFixed(2)} s`);
   console.log(`puts of 32 (${nPut} vectors, median of ${reps}), µs per vector: previous ${((median(putPrevMs) * 1000) / nPut).toFixed(1)}, current ${((median(putCurMs) * 1000) / nPut).toFixed(1)}`);
   console.log(`load after: ${load()}`);
   rmSync(opts.dir, { recursive: true, force: true });

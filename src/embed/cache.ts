@@ -11,13 +11,21 @@
  *   on `(model, digest)` then holds ~45-byte entries where schema 2 indexed the ~270-byte text key: at 10M documents
  *   (17.6 million keys) its inserts dirtied a page of a 4.5 GB index per row, and the sweep's writes were bound by
  *   them (docs/scale.md "10M (session 11)"). A schema-2 file is migrated in place on open, vectors and checksums kept.
+ * - Layout (schema 4, issue 25): a put appends each vector once, to `embeddings (model, digest, vec, sum, last_used)`
+ *   (no index), and its key to the narrow table `staged_keys (model, digest, id, last_used)`; a merge sorts only the
+ *   staged keys into `keys (model, digest) → id` (a WITHOUT ROWID table: the index of schema 3 as a table). Schema 3
+ *   staged whole rows and its merge copied every 400-byte vector a second time through the sorter and the WAL: a cold
+ *   fill of 2,097,152 glove-100d vectors took 54.0 s and 49.1 s of CPU there, 29.7 s and 26.2 s in this layout
+ *   (docs/scale.md "The cache's writes: vectors written once (session 19)"). Reads go through `keys` and check that
+ *   the row found holds the same (model, digest). A schema-3 file is migrated in place on open (its `keys` built from
+ *   its index, its staged rows kept as puts not yet merged).
  * - Value: the vector's bytes exactly as returned (little-endian float32), so a round trip is bit-exact.
  * - Checksum (issue 24): each row's `sum` is the CRC-32 of its key's UTF-8 bytes (the whole key string, as in schema 2)
  *   followed by its vector's bytes ({@link rowChecksum}), checked on every read: a vector altered, or moved to another
  *   key, fails it. A row that fails, or that holds a NaN or an infinity, is not served (a miss, so it is recomputed and
  *   overwritten) and is counted in `discarded`, with its key kept in {@link EmbeddingCache.discardedKeys}; the sweep
  *   warns naming the file.
- * - Schema version: a row in `meta`; version 2 is migrated (above), any other version drops and recreates the tables
+ * - Schema version: a row in `meta`; versions 2 and 3 are migrated (above), any other version drops and recreates the tables
  *   (so the vectors of a schema-1 file, which carry no checksum, are recomputed once).
  * - Concurrency: WAL journal + `busy_timeout` (default 10 s); every write runs in a `BEGIN IMMEDIATE` transaction,
  *   so two sweeps can share one file (a writer waits for the other instead of failing).
@@ -38,7 +46,7 @@ import { sha256Text } from './hash.js';
 import type { EmbeddingSpec } from './spec.js';
 
 /** Bump when the table layout or value encoding changes; a mismatch recreates the table. */
-export const CACHE_SCHEMA_VERSION = 3;
+export const CACHE_SCHEMA_VERSION = 4;
 
 /** Options of {@link EmbeddingCache.open}. */
 export interface EmbeddingCacheOptions {
@@ -47,14 +55,14 @@ export interface EmbeddingCacheOptions {
   /** How long a writer waits for another connection's lock, in milliseconds. Default 10 000. */
   busyTimeoutMs?: number;
   /**
-   * Staged puts that trigger a merge (see {@link EmbeddingCache.put}), ≥ 0; 0 writes every put straight into the
-   * indexed table (the reference path, as with `maxEntries`). Default {@link MERGE_ROWS}.
+   * Staged puts that trigger a merge (see {@link EmbeddingCache.put}), ≥ 0; 0 merges every put in its own
+   * transaction (as with `maxEntries`). Default {@link MERGE_ROWS}.
    */
   mergeRows?: number;
   /**
    * SQLite page cache of this connection, bytes (rounded down to whole KiB), ≥ 64 KiB. Default
    * {@link DEFAULT_PAGE_CACHE_BYTES} (64 MiB). The sweep passes `memoryShares(limits.memory).embeddingCachePageBytes`.
-   * It also bounds the memory the merge of staged puts sorts in before SQLite spills the sort to temporary files.
+   * It also bounds the memory the merge of staged keys sorts in before SQLite spills the sort to temporary files.
    */
   pageCacheBytes?: number;
 }
@@ -228,6 +236,26 @@ function migrateFromSchema2(db: Database): void {
   reconcileLru(db);
 }
 
+/**
+ * Rewrites a schema-3 file (`embeddings` with the unique index `embeddings_key (model, digest)`, whole rows staged in
+ * `staged`) into schema 4 inside the open transaction: `keys` is filled from the rows in key order (read through the
+ * index when present, so no sort), the index dropped; rows still staged (a killed run's puts) are appended to
+ * `embeddings` in the order they were put, with their keys in `staged_keys`, so the next read merges them as any
+ * put. Vectors, checksums, rowids and `lru` are kept. O(rows), once. Also the last step of a schema-2 migration.
+ */
+function migrateFromSchema3(db: Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS keys (model INTEGER NOT NULL, digest BLOB NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (model, digest)) WITHOUT ROWID');
+  db.exec('INSERT INTO keys (model, digest, id) SELECT model, digest, rowid FROM embeddings WHERE true ORDER BY model, digest');
+  db.exec('DROP INDEX IF EXISTS embeddings_key');
+  db.exec('CREATE TABLE IF NOT EXISTS staged_keys (model INTEGER NOT NULL, digest BLOB NOT NULL, id INTEGER NOT NULL, last_used INTEGER NOT NULL)');
+  if (hasColumn(db, 'staged', 'vec')) {
+    const { before } = db.prepare('SELECT COALESCE(MAX(rowid), 0) AS before FROM embeddings').get() as { before: number };
+    db.exec('INSERT INTO embeddings (model, digest, vec, sum, last_used) SELECT model, digest, vec, sum, last_used FROM staged ORDER BY rowid');
+    db.prepare('INSERT INTO staged_keys (model, digest, id, last_used) SELECT model, digest, rowid, last_used FROM embeddings WHERE rowid > ? ORDER BY rowid').run(before);
+    db.exec('DROP TABLE staged');
+  }
+}
+
 /** `keys` split ({@link splitCacheKey}) and grouped by provider part, digests in the keys' order within a group. */
 function groupByModel(keys: readonly string[]): Map<string, Buffer[]> {
   const out = new Map<string, Buffer[]>();
@@ -257,10 +285,10 @@ function parseOrphanKey(key: string): { id: number; digest: Buffer } | undefined
 
 const IN_CHUNK = 500;
 /**
- * Staged rows that trigger a merge into `embeddings` ({@link EmbeddingCache.put}): 2^20 rows, ~0.5 GB of glove-100d
- * rows on disk (SQLite's sorter keeps the page cache's worth in memory and spills the rest to temporary files).
- * Measured on a file of 8 million rows, 524,288 puts of 32 (docs/scale.md "The embedding cache's writes (session
- * 12)"): direct indexed inserts 22.1 KB written a row, merges every 2^18 rows 7.1 KB, one merge of 2^19 rows 4.9 KB.
+ * Staged keys that trigger a merge into `keys` ({@link EmbeddingCache.put}): 2^20 keys, ~50 MB to sort (SQLite's
+ * sorter keeps the page cache's worth in memory and spills the rest to temporary files). Measured on a file of 8
+ * million rows, 524,288 puts of 32 (docs/scale.md "The embedding cache's writes (session 12)", schema 3): direct
+ * indexed inserts 22.1 KB written a row, merges every 2^18 rows 7.1 KB, one merge of 2^19 rows 4.9 KB.
  */
 export const MERGE_ROWS = 1 << 20;
 /** Default SQLite page cache of the embedding cache's connection: 64 MiB (SQLite's default is 2 MB). */
@@ -336,12 +364,19 @@ export class EmbeddingCache {
           const stored = conn.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: unknown } | undefined;
           if (stored !== undefined && Number(stored.value) === 2 && hasColumn(conn, 'embeddings', 'key')) {
             migrateFromSchema2(conn);
+            migrateFromSchema3(conn);
+            return;
+          }
+          if (stored !== undefined && Number(stored.value) === 3 && hasColumn(conn, 'embeddings', 'digest')) {
+            migrateFromSchema3(conn);
             return;
           }
           conn.exec('DROP TABLE IF EXISTS embeddings');
           conn.exec('DROP TABLE IF EXISTS lru');
           conn.exec('DROP TABLE IF EXISTS models');
           conn.exec('DROP TABLE IF EXISTS staged');
+          conn.exec('DROP TABLE IF EXISTS keys');
+          conn.exec('DROP TABLE IF EXISTS staged_keys');
           conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', 0)").run();
         },
         createTables: (conn) => {
@@ -350,11 +385,13 @@ export class EmbeddingCache {
             'CREATE TABLE IF NOT EXISTS embeddings (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, ' +
               'sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
           );
-          conn.exec('CREATE UNIQUE INDEX IF NOT EXISTS embeddings_key ON embeddings (model, digest)');
-          // Puts land here first, unindexed, and are merged in key order (see put).
+          // The index of the rows: key → rowid of `embeddings`, filled by merges (see put).
           conn.exec(
-            'CREATE TABLE IF NOT EXISTS staged (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, ' +
-              'sum INTEGER NOT NULL, last_used INTEGER NOT NULL)',
+            'CREATE TABLE IF NOT EXISTS keys (model INTEGER NOT NULL, digest BLOB NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (model, digest)) WITHOUT ROWID',
+          );
+          // The keys of the rows put since the last merge, unindexed, merged into `keys` in key order (see put).
+          conn.exec(
+            'CREATE TABLE IF NOT EXISTS staged_keys (model INTEGER NOT NULL, digest BLOB NOT NULL, id INTEGER NOT NULL, last_used INTEGER NOT NULL)',
           );
           // The LRU clock of each row lives in the narrow table `lru` (id = the row's rowid), indexed by last_used: a
           // read marks its hits there, rewriting ~16-byte entries instead of the vector rows (docs/scale.md, "Warm
@@ -540,11 +577,17 @@ export class EmbeddingCache {
     return found;
   }
 
-  /** `SELECT rowid, digest, vec, sum ... WHERE model = ? AND digest IN (n placeholders)`, n ≥ 1; prepared once per n. */
+  /**
+   * `SELECT rowid, digest, vec, sum` of the rows `keys` names for `model = ? AND digest IN (n placeholders)`, n ≥ 1,
+   * each row checked to hold that same key; prepared once per n.
+   */
   private selectStatement(n: number): Statement {
     let stmt = this.selects.get(n);
     if (stmt === undefined) {
-      stmt = this.db.prepare(`SELECT rowid, digest, vec, sum FROM embeddings WHERE model = ? AND digest IN (${'?,'.repeat(n - 1)}?)`);
+      stmt = this.db.prepare(
+        'SELECT e.rowid AS rowid, k.digest AS digest, e.vec AS vec, e.sum AS sum FROM keys k ' +
+          `JOIN embeddings e ON e.rowid = k.id AND e.model = k.model AND e.digest = k.digest WHERE k.model = ? AND k.digest IN (${'?,'.repeat(n - 1)}?)`,
+      );
       if (this.selects.size < 4) this.selects.set(n, stmt);
     }
     return stmt;
@@ -573,12 +616,12 @@ export class EmbeddingCache {
    * Stores vectors (replacing existing keys) in one transaction, marked as used now; then prunes to `maxEntries`
    * when set. Stores the bytes of each array view exactly. Throws `HarnessError('CACHE_FAILED')`.
    *
-   * Without `maxEntries` the rows are appended to the unindexed table `staged` and moved into `embeddings` in key
-   * order ({@link EmbeddingCache.merge}) once {@link MERGE_ROWS} are staged, and before any read, count, check, prune
-   * or close: so every read sees every put, as before. Appending costs no random page; the merge writes each index
-   * page it touches once for up to {@link MERGE_ROWS} rows, where an indexed insert of a random digest dirtied about
-   * one page a row (docs/scale.md "The embedding cache's writes (session 12)"). Staged rows are committed like any
-   * other: a killed run's are merged by the next connection that reads.
+   * Each vector is appended once to `embeddings` (no index, so no random page) and its key to `staged_keys`. The keys
+   * are merged into `keys` in key order ({@link EmbeddingCache.merge}) once {@link MERGE_ROWS} are staged (at every put
+   * with `maxEntries` or `mergeRows` 0), and before any read, count, check, prune or close: so every read sees every
+   * put. The merge writes each page of `keys` it touches once for up to {@link MERGE_ROWS} keys, where an indexed
+   * insert of a random digest dirtied about one page a row (docs/scale.md "The embedding cache's writes (session 12)").
+   * Staged keys are committed with their rows: a killed run's are merged by the next connection that reads.
    */
   put(entries: readonly (readonly [string, Float32Array])[]): void {
     if (entries.length === 0) return;
@@ -586,25 +629,16 @@ export class EmbeddingCache {
       this.db
         .transaction(() => {
           const now = this.tick();
-          if (this.maxEntries !== null || this.mergeRows === 0) {
-            const { insert, used } = this.putStatements();
-            for (const [key, vec] of entries) {
-              const { model, digest } = splitCacheKey(key);
-              const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-              const { rowid } = insert.get(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now) as { rowid: number };
-              used.run(rowid, now);
-            }
-            if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
-            return;
-          }
-          const stage = this.stageStatement();
-          for (const [key, vec] of entries) {
-            const { model, digest } = splitCacheKey(key);
+          const { row, key } = this.putStatements();
+          for (const [k, vec] of entries) {
+            const { model, digest } = splitCacheKey(k);
             const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
-            stage.run(this.modelId(model, true), digest, bytes, rowChecksum(key, bytes), now);
+            const id = this.modelId(model, true);
+            const { rowid } = row.get(id, digest, bytes, rowChecksum(k, bytes), now) as { rowid: number };
+            key.run(id, digest, rowid, now);
           }
           this.staged += entries.length;
-          if (this.staged >= this.mergeRows) this.mergeInside();
+          if (this.maxEntries !== null || this.staged >= this.mergeRows) this.mergeInside();
         })
         .immediate();
     } catch (e) {
@@ -613,29 +647,59 @@ export class EmbeddingCache {
     this.puts += entries.length;
   }
 
-  private stage_?: Statement;
-  private stageStatement(): Statement {
-    this.stage_ ??= this.db.prepare('INSERT INTO staged (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?)');
-    return this.stage_;
+  private puts_?: { row: Statement; key: Statement };
+  /** The prepared statements of {@link EmbeddingCache.put}, made once per connection. */
+  private putStatements(): { row: Statement; key: Statement } {
+    this.puts_ ??= {
+      row: this.db.prepare('INSERT INTO embeddings (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?) RETURNING rowid'),
+      key: this.db.prepare('INSERT INTO staged_keys (model, digest, id, last_used) VALUES (?, ?, ?, ?)'),
+    };
+    return this.puts_;
   }
 
   /**
-   * Moves every staged row (this connection's and any other's, a killed run's included) into `embeddings`, in key
-   * order, replacing existing keys (of one key staged twice, the later put wins, as with two puts), with its `lru`
-   * entry; then prunes to `maxEntries` when set. Call inside a write transaction. O(staged · log rows).
+   * Merges every staged key (this connection's and any other's, a killed run's included) into `keys`, in key order;
+   * of one key staged twice the later put wins, as with two puts. The rows a merged key replaces (the row its key
+   * pointed to before, and the earlier puts of a key staged twice) are deleted with their `lru` entries; each kept
+   * row gets its `lru` entry. Then prunes to `maxEntries` when set. Call inside a write transaction. Sorts only the
+   * staged keys (about 50 bytes each); O(staged · log rows).
    */
   private mergeInside(): void {
     this.staged = 0;
-    if (this.db.prepare('SELECT 1 FROM staged LIMIT 1').get() === undefined) return;
-    this.db.exec(
-      'INSERT INTO embeddings (model, digest, vec, sum, last_used) SELECT model, digest, vec, sum, last_used FROM staged WHERE true ' +
-        'ORDER BY model, digest, rowid ON CONFLICT (model, digest) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used',
+    if (this.db.prepare('SELECT 1 FROM staged_keys LIMIT 1').get() === undefined) return;
+    const db = this.db;
+    // The staged keys, one per key (its latest put), in key order.
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS merging (model INTEGER NOT NULL, digest BLOB NOT NULL, id INTEGER NOT NULL, puts INTEGER NOT NULL)');
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS replaced (id INTEGER PRIMARY KEY)');
+    db.exec('DELETE FROM temp.merging');
+    db.exec('DELETE FROM temp.replaced');
+    db.exec('INSERT INTO temp.merging (model, digest, id, puts) SELECT model, digest, MAX(id), COUNT(*) FROM staged_keys GROUP BY model, digest ORDER BY model, digest');
+    // Rows replaced: the row a key held before (when it still holds that key: a row deleted by hand may have left
+    // its rowid to a later row), probed in key order; and earlier puts of a key staged more than once.
+    db.exec(
+      'INSERT OR IGNORE INTO temp.replaced (id) SELECT k.id FROM temp.merging s JOIN keys k ON k.model = s.model AND k.digest = s.digest ' +
+        'JOIN embeddings e ON e.rowid = k.id AND e.model = k.model AND e.digest = k.digest WHERE k.id <> s.id',
     );
-    this.db.exec(
-      'INSERT INTO lru (id, last_used) SELECT e.rowid, MAX(s.last_used) FROM staged s JOIN embeddings e ON e.model = s.model AND e.digest = s.digest ' +
-        'GROUP BY e.rowid ORDER BY e.rowid ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used',
+    if (db.prepare('SELECT 1 FROM temp.merging WHERE puts > 1 LIMIT 1').get() !== undefined) {
+      db.exec(
+        'INSERT OR IGNORE INTO temp.replaced (id) SELECT st.id FROM staged_keys st JOIN temp.merging s ON s.model = st.model AND s.digest = st.digest ' +
+          'WHERE s.puts > 1 AND st.id <> s.id',
+      );
+    }
+    db.exec(
+      'INSERT INTO keys (model, digest, id) SELECT model, digest, id FROM temp.merging WHERE true ORDER BY model, digest ' +
+        'ON CONFLICT (model, digest) DO UPDATE SET id = excluded.id',
     );
-    this.db.exec('DELETE FROM staged');
+    db.exec(
+      'INSERT INTO lru (id, last_used) SELECT id, last_used FROM staged_keys WHERE true ORDER BY id ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used',
+    );
+    if (db.prepare('SELECT 1 FROM temp.replaced LIMIT 1').get() !== undefined) {
+      db.exec('DELETE FROM embeddings WHERE rowid IN (SELECT id FROM temp.replaced)');
+      db.exec('DELETE FROM lru WHERE id IN (SELECT id FROM temp.replaced)');
+      db.exec('DELETE FROM temp.replaced');
+    }
+    db.exec('DELETE FROM staged_keys');
+    db.exec('DELETE FROM temp.merging');
     if (this.maxEntries !== null) this.pruned += this.pruneInside(this.maxEntries);
   }
 
@@ -646,19 +710,6 @@ export class EmbeddingCache {
     } catch (e) {
       throw cacheError(this.file, 'write failed', e);
     }
-  }
-
-  private puts_?: { insert: Statement; used: Statement };
-  /** The prepared statements of {@link EmbeddingCache.put}, made once per connection. */
-  private putStatements(): { insert: Statement; used: Statement } {
-    this.puts_ ??= {
-      insert: this.db.prepare(
-        'INSERT INTO embeddings (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (model, digest) DO UPDATE SET vec = excluded.vec, sum = excluded.sum, last_used = excluded.last_used RETURNING rowid',
-      ),
-      used: this.db.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used'),
-    };
-    return this.puts_;
   }
 
   /** Counts a row not served by a read; keeps the first 100 keys for messages. */
@@ -692,7 +743,8 @@ export class EmbeddingCache {
 
   /**
    * Checks every row of the file without serving or marking any (for `doctor`): the keys whose vector fails its
-   * checksum, is not a float32 array, or holds a non-finite value, in key order. Reads the rows 500 at a time.
+   * checksum, is not a float32 array, or holds a non-finite value, and the keys of `keys` that name no row holding
+   * them ('key names no row'), in key order. `rows` counts the rows of `embeddings`. Reads the rows 500 at a time.
    * Throws `HarnessError('CACHE_FAILED')`.
    */
   verifyAll(): { rows: number; bad: { key: string; reason: string }[] } {
@@ -722,6 +774,16 @@ export class EmbeddingCache {
         }
         after = part[part.length - 1].rowid;
       }
+      // keys whose row is gone or holds another key (rows deleted or rewritten by hand): served as misses
+      const dangling = this.db
+        .prepare(
+          'SELECT k.model AS id, m.key AS model, k.digest AS digest FROM keys k LEFT JOIN models m ON m.id = k.model ' +
+            'WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rowid = k.id AND e.model = k.model AND e.digest = k.digest)',
+        )
+        .all() as { id: number; model: string | null; digest: Uint8Array }[];
+      for (const r of dangling) {
+        bad.push({ key: r.model === null ? orphanKey(r.id, r.digest) : joinCacheKey(r.model, r.digest), reason: 'key names no row' });
+      }
     } catch (e) {
       throw cacheError(this.file, 'read failed', e);
     }
@@ -729,23 +791,30 @@ export class EmbeddingCache {
     return { rows, bad };
   }
 
-  /** Deletes the rows of `keys` (those {@link verifyAll} found bad); returns how many were deleted. */
+  /**
+   * Deletes the rows of `keys` (those {@link verifyAll} found bad) and their entries in `keys`; returns how many keys
+   * were deleted. A key no merge named (a row written by hand) is found by a scan of the rows.
+   */
   remove(keys: readonly string[]): number {
     let n = 0;
     try {
       this.db
         .transaction(() => {
           this.mergeInside();
-          const stmt = this.db.prepare('DELETE FROM embeddings WHERE model = ? AND digest = ? RETURNING rowid');
+          const unkey = this.db.prepare('DELETE FROM keys WHERE model = ? AND digest = ? RETURNING id');
+          const byId = this.db.prepare('DELETE FROM embeddings WHERE rowid = ? AND model = ? AND digest = ? RETURNING rowid');
+          // a row no key names (written by hand, never merged): found by a scan, as rare as such a file
+          const byScan = this.db.prepare('DELETE FROM embeddings WHERE model = ? AND digest = ? RETURNING rowid');
           const used = this.db.prepare('DELETE FROM lru WHERE id = ?');
           for (const k of keys) {
             const orphan = parseOrphanKey(k);
             const { model, digest } = orphan === undefined ? splitCacheKey(k) : { model: '', digest: orphan.digest };
             const id = orphan === undefined ? this.modelId(model, false) : orphan.id;
             if (id === undefined) continue;
-            const row = stmt.get(id, digest) as { rowid: number } | undefined;
-            if (row === undefined) continue;
-            used.run(row.rowid);
+            const named = unkey.get(id, digest) as { id: number } | undefined;
+            const rows = (named === undefined ? byScan.all(id, digest) : byId.all(named.id, id, digest)) as { rowid: number }[];
+            if (named === undefined && rows.length === 0) continue;
+            for (const r of rows) used.run(r.rowid);
             n++;
           }
         })
@@ -762,7 +831,8 @@ export class EmbeddingCache {
    * write transaction.
    */
   private pruneInside(maxEntries: number): number {
-    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
+    // entries counted in the narrow `keys` (merged above), not by a scan of the vectors
+    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM keys').get() as { n: number };
     const excess = n - maxEntries;
     if (excess <= 0) return 0;
     const { u } = this.db.prepare('SELECT COUNT(*) AS u FROM lru').get() as { u: number };
@@ -776,10 +846,13 @@ export class EmbeddingCache {
         .all(excess) as { id: number }[]
     ).map((r) => r.id);
     let removed = 0;
+    const unkey = this.db.prepare('DELETE FROM keys WHERE model = ? AND digest = ? AND id = ?');
     for (let s = 0; s < ids.length; s += IN_CHUNK) {
       const part = ids.slice(s, s + IN_CHUNK);
       const marks = `${'?,'.repeat(part.length - 1)}?`;
-      removed += this.db.prepare(`DELETE FROM embeddings WHERE rowid IN (${marks})`).run(...part).changes;
+      const gone = this.db.prepare(`DELETE FROM embeddings WHERE rowid IN (${marks}) RETURNING rowid, model, digest`).all(...part) as { rowid: number; model: number; digest: Uint8Array }[];
+      for (const g of gone) unkey.run(g.model, g.digest, g.rowid);
+      removed += gone.length;
       this.db.prepare(`DELETE FROM lru WHERE id IN (${marks})`).run(...part);
     }
     return removed;
@@ -829,7 +902,10 @@ export class EmbeddingCache {
         for (let s = 0; s < group.length; s += IN_CHUNK) {
           const part = group.slice(s, s + IN_CHUNK);
           const row = this.db
-            .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE model = ? AND digest IN (${part.map(() => '?').join(',')}) AND length(vec) % 4 = 0`)
+            .prepare(
+              'SELECT COUNT(*) AS n FROM keys k JOIN embeddings e ON e.rowid = k.id AND e.model = k.model AND e.digest = k.digest ' +
+                `WHERE k.model = ? AND k.digest IN (${part.map(() => '?').join(',')}) AND length(e.vec) % 4 = 0`,
+            )
             .get(id, ...part) as { n: number };
           n += row.n;
         }
@@ -881,10 +957,14 @@ export class EmbeddingCache {
     };
   }
 
-  /** Counters of this connection and the current entry count of the file. */
+  /**
+   * Counters of this connection and the current entry count of the file: the keys in `keys` after a merge (counted
+   * in that narrow table, not by a scan of the vectors; a row deleted by hand leaves its key counted until it is put
+   * again or removed).
+   */
   stats(): EmbeddingCacheStats {
     this.merge();
-    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM embeddings').get() as { n: number };
+    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM keys').get() as { n: number };
     return {
       file: this.file,
       schemaVersion: CACHE_SCHEMA_VERSION,

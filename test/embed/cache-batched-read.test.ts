@@ -203,10 +203,12 @@ describe('EmbeddingCache batched reads against one point read per key', () => {
       const indexes = (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
       const digests = raw.prepare('SELECT length(digest) AS n, COUNT(*) AS c FROM embeddings GROUP BY n ORDER BY n').all();
       const lruRows = raw.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get();
+      const keyed = raw.prepare('SELECT COUNT(*) AS n FROM keys k JOIN embeddings e ON e.rowid = k.id AND e.model = k.model AND e.digest = k.digest').get();
       raw.close();
       expect(models).toEqual(['bag-v1:document', 'bare key', 'glove-100d|{"table":"t"}', upper].sort());
       expect(columns).toEqual(['model', 'digest', 'vec', 'sum', 'last_used']);
-      expect(indexes).toEqual(['embeddings_key', 'lru_last_used']);
+      expect(indexes).toEqual(['lru_last_used']); // schema 4: the key index is the table `keys`
+      expect(keyed).toEqual({ n: 5 });
       expect(digests).toEqual([{ n: 0, c: 2 }, { n: 32, c: 3 }]);
       expect(lruRows).toEqual({ n: 5 });
     });

@@ -1,10 +1,11 @@
 /**
- * Session 12 (issue 25): the embedding cache's schema 3 and its staged puts. Keys are stored as (model id, digest)
- * (`splitCacheKey` / `joinCacheKey`), and puts go to an unindexed table merged into `embeddings` in key order. A
- * differential test against the direct path (`mergeRows: 0`: every put straight into the index, the schema-2 way of
- * writing): the same random sequence of puts, reads, prunes and removals on two files gives the same vectors bit for
- * bit, the same misses, entries, LRU clocks and verify results, with merges forced at every few rows and with none
- * before a read.
+ * Sessions 12 and 19 (issue 25): the embedding cache's staged puts. Keys are stored as (model id, digest)
+ * (`splitCacheKey` / `joinCacheKey`). Schema 3 staged whole rows and merged them into the indexed `embeddings`;
+ * schema 4 appends each vector once to `embeddings` and stages only its key, merged into the table `keys` in key order.
+ * A differential test against a merge at every put (`mergeRows: 0`, as with `maxEntries`): the same random sequence
+ * of puts, reads, prunes and removals on two files gives the same vectors bit for bit, the same misses, entries, LRU
+ * clocks and verify results, with merges forced at every few rows and with none before a read (so a key put twice
+ * is replaced within one merge on one file and across merges on the other). And the migration of a schema-3 file.
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/score/stats.js';
 import { isHarnessError } from '../../src/errors.js';
-import { EmbeddingCache, joinCacheKey, MERGE_ROWS, splitCacheKey } from '../../src/embed/cache.js';
+import { EmbeddingCache, joinCacheKey, MERGE_ROWS, rowChecksum, splitCacheKey } from '../../src/embed/cache.js';
 import { keyedView } from '../helpers/embed-cache-sql.js';
 
 let dir: string;
@@ -103,7 +104,7 @@ describe('staged puts against direct writes (mergeRows 0)', () => {
       st.close();
       expect(clocks(stFile)).toEqual(clocks(refFile));
       const staged = new Database(stFile, { readonly: true });
-      expect(staged.prepare('SELECT COUNT(*) AS n FROM staged').get()).toEqual({ n: 0 }); // close merged the rest
+      expect(staged.prepare('SELECT COUNT(*) AS n FROM staged_keys').get()).toEqual({ n: 0 }); // close merged the rest
       staged.close();
     });
   }
@@ -124,7 +125,8 @@ describe('staged puts against direct writes (mergeRows 0)', () => {
     const writer = EmbeddingCache.open(file);
     writer.put(Array.from({ length: 20 }, (_, i) => [keyOf(i), new Float32Array([i, -i])] as const));
     const raw = new Database(file, { readonly: true });
-    expect(raw.prepare('SELECT (SELECT COUNT(*) FROM staged) AS s, (SELECT COUNT(*) FROM embeddings) AS e').get()).toEqual({ s: 20, e: 0 });
+    // schema 4: the vectors are in `embeddings` at once, their keys staged and not yet in `keys`
+    expect(raw.prepare('SELECT (SELECT COUNT(*) FROM staged_keys) AS s, (SELECT COUNT(*) FROM embeddings) AS e, (SELECT COUNT(*) FROM keys) AS k').get()).toEqual({ s: 20, e: 20, k: 0 });
     raw.close();
     const reader = EmbeddingCache.open(file);
     expect(reader.get([keyOf(0), keyOf(19), keyOf(20)]).map((v) => v?.[1])).toEqual([-0, -19, undefined]);
@@ -134,6 +136,80 @@ describe('staged puts against direct writes (mergeRows 0)', () => {
     const check = EmbeddingCache.open(file);
     expect(check.stats().entries).toBe(20);
     check.close();
+  });
+
+  it('a schema-3 file (sessions 12-18) with a killed run\'s staged rows is migrated on open: every vector, checksum, rowid and clock kept', () => {
+    const file = path.join(dir, 'v3.sqlite');
+    // Schema 3 as sessions 12-18 wrote it, by hand: merged rows under the unique index, and whole rows still staged
+    // (one of them a new vector for a merged key, which must win as a later put).
+    const raw = new Database(file);
+    raw.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('schema_version', 3), ('clock', 9);
+      CREATE TABLE models (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+      CREATE TABLE embeddings (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL);
+      CREATE UNIQUE INDEX embeddings_key ON embeddings (model, digest);
+      CREATE TABLE staged (model INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, sum INTEGER NOT NULL, last_used INTEGER NOT NULL);
+      CREATE TABLE lru (id INTEGER PRIMARY KEY, last_used INTEGER NOT NULL);
+      CREATE INDEX lru_last_used ON lru (last_used);
+    `);
+    const modelIds = new Map<string, number>();
+    const idOf = (m: string): number => {
+      if (!modelIds.has(m)) modelIds.set(m, Number((raw.prepare('INSERT INTO models (key) VALUES (?) RETURNING id').get(m) as { id: number }).id));
+      return modelIds.get(m)!;
+    };
+    const row = (n: number, value: number, used: number): [number, Buffer, Buffer, number, number] => {
+      const k = keyOf(n);
+      const { model, digest } = splitCacheKey(k);
+      const vec = Buffer.from(new Float32Array([value, -value]).buffer);
+      return [idOf(model), digest, vec, rowChecksum(k, vec), used];
+    };
+    for (const n of [1, 2, 3, 7]) {
+      const { rowid } = raw.prepare('INSERT INTO embeddings (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?) RETURNING rowid').get(...row(n, n, n)) as { rowid: number };
+      raw.prepare('INSERT INTO lru (id, last_used) VALUES (?, ?)').run(rowid, n);
+    }
+    for (const [n, value] of [[4, 4], [2, 20], [5, 5]]) raw.prepare('INSERT INTO staged (model, digest, vec, sum, last_used) VALUES (?, ?, ?, ?, ?)').run(...row(n, value, 8));
+    raw.close();
+
+    const cache = EmbeddingCache.open(file);
+    expect(cache.verifyAll()).toEqual({ rows: 6, bad: [] }); // 4 merged + 3 staged − the replaced row of key 2
+    expect(cache.get([1, 2, 3, 4, 5, 7, 6].map(keyOf)).map((v) => v?.[0])).toEqual([1, 20, 3, 4, 5, 7, undefined]);
+    expect(cache.stats().entries).toBe(6);
+    cache.close();
+    const after = new Database(file, { readonly: true });
+    const tables = (after.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const indexes = (after.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const version = after.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get();
+    const lruRows = after.prepare('SELECT COUNT(*) AS n FROM lru l JOIN embeddings e ON e.rowid = l.id').get();
+    after.close();
+    expect(tables).toEqual(['embeddings', 'keys', 'lru', 'meta', 'models', 'staged_keys', 'throughput']);
+    expect(indexes).toEqual(['lru_last_used']);
+    expect(version).toEqual({ value: 4 });
+    expect(lruRows).toEqual({ n: 6 });
+  });
+
+  it('a row deleted by hand: its key is a miss (not damage), verifyAll names it, remove drops it; its rowid reused by another key is not served under the old one', () => {
+    const file = path.join(dir, 'd.sqlite');
+    const cache = EmbeddingCache.open(file);
+    cache.put([1, 2, 3].map((n) => [keyOf(n), new Float32Array([n])] as const));
+    expect(cache.stats().entries).toBe(3);
+    // delete the last row behind the cache's back: `keys` still names rowid 3, which SQLite gives to the next row
+    const raw = new Database(file);
+    expect(raw.prepare('DELETE FROM embeddings WHERE rowid = (SELECT MAX(rowid) FROM embeddings) RETURNING rowid').get()).toEqual({ rowid: 3 });
+    raw.close();
+    cache.put([[keyOf(4), new Float32Array([4])]]);
+    expect(cache.get([1, 2, 3, 4].map(keyOf)).map((v) => v?.[0])).toEqual([1, 2, undefined, 4]);
+    expect(cache.discardedCount).toBe(0);
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT rowid FROM embeddings WHERE rowid = 3').get()).toEqual({ rowid: 3 }); // key 4's row now
+    check.close();
+    expect(cache.verifyAll()).toEqual({ rows: 3, bad: [{ key: keyOf(3), reason: 'key names no row' }] });
+    expect(cache.stats().entries).toBe(4); // the dangling key still counted, as documented
+    expect(cache.remove([keyOf(3)])).toBe(1);
+    expect(cache.verifyAll()).toEqual({ rows: 3, bad: [] });
+    expect(cache.stats().entries).toBe(3);
+    expect(cache.get([1, 2, 4].map(keyOf)).map((v) => v?.[0])).toEqual([1, 2, 4]); // key 4's row survived the removal
+    cache.close();
   });
 
   it('mergeRows must be a whole number ≥ 0', () => {

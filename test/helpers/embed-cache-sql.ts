@@ -1,10 +1,11 @@
 /**
  * Tests that alter an embedding cache file by hand (damaged rows, a previous version's writes) address rows by their
- * key string. Schema 3 (src/embed/cache.ts) stores a key as `(model id, digest)`; this helper gives a connection the
+ * key string. Schema 3 and 4 (src/embed/cache.ts) store a key as `(model id, digest)`; this helper gives a connection the
  * TEMP view `keyed (rowid, key, vec, sum, last_used)` over `embeddings` joined with `models`, the key rebuilt exactly
  * as `joinCacheKey` does (provider part + NUL + lower-case hex of a 32-byte digest; the provider part alone for an empty
  * digest), with INSTEAD OF triggers so that `UPDATE keyed ... WHERE key = ?`, `DELETE FROM keyed WHERE key = ?` and
- * `INSERT INTO keyed (key, vec, sum, last_used)` change the stored rows. Written in SQL of its own (not the module's),
+ * `INSERT INTO keyed (key, vec, sum, last_used)` change the stored rows (an insert also stages its key in
+ * `staged_keys`, as a put does, so the next read merges it into `keys`; a delete also deletes its entry in `keys`). Written in SQL of its own (not the module's),
  * so a mistake in the module's split is not repeated here.
  */
 import type Database from 'better-sqlite3';
@@ -28,12 +29,15 @@ export function keyedView<T extends Database.Database>(db: T): T {
       UPDATE main.embeddings SET vec = NEW.vec, sum = NEW.sum, last_used = NEW.last_used WHERE rowid = OLD.rowid;
     END;
     CREATE TEMP TRIGGER IF NOT EXISTS keyed_delete INSTEAD OF DELETE ON keyed BEGIN
+      DELETE FROM main.keys WHERE id = OLD.rowid;
       DELETE FROM main.embeddings WHERE rowid = OLD.rowid;
     END;
     CREATE TEMP TRIGGER IF NOT EXISTS keyed_insert INSTEAD OF INSERT ON keyed BEGIN
       INSERT OR IGNORE INTO main.models (key) VALUES (${MODEL('NEW.key')});
       INSERT INTO main.embeddings (model, digest, vec, sum, last_used)
         VALUES ((SELECT id FROM main.models WHERE key = ${MODEL('NEW.key')}), ${DIGEST('NEW.key')}, NEW.vec, NEW.sum, NEW.last_used);
+      INSERT INTO main.staged_keys (model, digest, id, last_used)
+        SELECT model, digest, rowid, last_used FROM main.embeddings WHERE rowid = last_insert_rowid();
     END;
   `);
   return db;

@@ -158,7 +158,7 @@ describe('the closing merge of staged vectors (session 12)', () => {
     const close = EmbeddingCache.prototype.close;
     const spy = vi.spyOn(EmbeddingCache.prototype, 'close').mockImplementation(function (this: EmbeddingCache) {
       const db = new Database(file);
-      db.exec('DROP TABLE embeddings');
+      db.exec('DROP TABLE keys');
       db.close();
       spy.mockRestore();
       close.call(this);
@@ -166,14 +166,14 @@ describe('the closing merge of staged vectors (session 12)', () => {
     const r = await sweep(cacheDir, provider);
     expect(metricsOf(r)).toEqual(metricsOf(reference));
     const w = (r.manifest.warnings as string[]).find((m) => m.includes(file));
-    expect(w).toMatch(/embedding cache .*: write failed: no such table: embeddings/);
+    expect(w).toMatch(/embedding cache .*: write failed: no such table: keys/);
     expect(w).toMatch(/stay in the file and the next run that reads it merges them/);
     // the next run: the table is made again on open, the staged question vectors are merged and served from it
     const next = bagProvider();
     const again = await sweep(cacheDir, next);
     expect(metricsOf(again)).toEqual(metricsOf(reference));
     const check = new Database(file, { readonly: true });
-    const staged = check.prepare('SELECT COUNT(*) AS n FROM staged').get();
+    const staged = check.prepare('SELECT COUNT(*) AS n FROM staged_keys').get();
     check.close();
     expect(staged).toEqual({ n: 0 });
   });
