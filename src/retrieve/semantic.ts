@@ -131,7 +131,7 @@ export function buildVectorIndex(
       remedy: 'check the embedding model output',
     });
   }
-  checkIds(ids);
+  // duplicate ids: checked once, by buildVectorIndexFromMatrix below
   const matrix = createVectorMatrix(n, d, { ...options.matrix, ...(options.engine === 'js' ? { noWasm: true } : {}) });
   for (let i = 0; i < n; i++) {
     const v = vectors[i];
