@@ -316,7 +316,7 @@ export class EmbeddingCache {
   private readonly discardedList: string[] = [];
   /** Ids of provider parts in `models` (see {@link EmbeddingCache.modelId}). */
   private readonly models = new Map<string, number>();
-  /** Rows this connection staged since its last merge (a trigger only: a merge moves every staged row). */
+  /** Keys this connection staged since its last merge (a trigger only: a merge takes every staged key). */
   private staged = 0;
   /** Prepared SELECTs by their number of digests. */
   private readonly selects = new Map<number, Statement>();
@@ -980,8 +980,8 @@ export class EmbeddingCache {
   }
 
   /**
-   * Merges the staged rows ({@link EmbeddingCache.put}) and closes the connection. Idempotent. Throws
-   * `HarnessError('CACHE_FAILED')` when the merge fails (the connection is closed all the same; the staged rows stay
+   * Merges the staged keys ({@link EmbeddingCache.put}) and closes the connection. Idempotent. Throws
+   * `HarnessError('CACHE_FAILED')` when the merge fails (the connection is closed all the same; the rows and staged keys stay
    * committed and the next connection that reads merges them).
    */
   close(): void {
