@@ -26,7 +26,10 @@ let readBack = 0;
 const proto = store.TextStore.prototype;
 const slice = proto.slice;
 proto.slice = function (this: InstanceType<typeof store.TextStore>, i: number, start: number, end: number): string {
-  readBack += (end - start) * (this.isWide(i) ? 2 : 1);
+  // a UTF-8 text (session 20) is read whole; older trees store latin1 or UTF-16LE only
+  const s = this as unknown as { encodingOf?(i: number): string; storedBytesOf?(i: number): number; isWide(i: number): boolean };
+  const encoding = s.encodingOf?.(i) ?? (s.isWide(i) ? 'utf16le' : 'latin1');
+  readBack += encoding === 'utf8' ? s.storedBytesOf!(i) : (end - start) * (encoding === 'utf16le' ? 2 : 1);
   return slice.call(this, i, start, end);
 };
 

@@ -6,11 +6,27 @@
  * file's size.
  *
  * Exactness: a JavaScript string is a sequence of UTF-16 code units and may hold lone surrogates (from `\ud800` JSON
- * escapes), which UTF-8 cannot carry. Each text is stored as latin1 (one byte a code unit) when every code unit is
- * below 256, else as UTF-16LE (two bytes a code unit), with a flag per text; both round-trip every string exactly.
- * Per text the store keeps its byte offset (a `Float64Array`: files pass 4 GB at 10M documents), its length in code
- * units (`Uint32Array`) and the flag (`Uint8Array`): 13 bytes, in arrays that grow by doubling. Writes are coalesced
- * in a 1 MiB buffer; reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces), and reads
+ * escapes), which UTF-8 cannot carry. Each text is stored in one of three encodings, with a flag per text, and every
+ * one round-trips its strings exactly:
+ * - latin1 (one byte a code unit) when every code unit is below 256;
+ * - UTF-8 when a code unit is 256 or more, the text is well formed (no lone surrogate) and at most
+ *   {@link UTF8_MAX_UNITS} code units long;
+ * - UTF-16LE (two bytes a code unit) otherwise.
+ * UTF-8 does not map code-unit offsets to byte offsets, so a slice of a UTF-8 text decodes the whole text (the last one
+ * decoded is kept, so the chunks of one document read one after the other decode it once); the length bound keeps
+ * that decode to at most 3 × {@link UTF8_MAX_UNITS} bytes a slice. Until session 20 every text with a code unit ≥ 256
+ * went to UTF-16LE: 22 % of the bench documents, making the store 1.25× the corpus's UTF-8 (13.6 GB at 10M documents).
+ * Per text the store keeps its byte offset (a `Float64Array`: files pass 4 GB at 10M documents; a text's bytes end
+ * where the next one's start), its length in code units (`Uint32Array`) and the flag (`Uint8Array`): 13 bytes, in
+ * arrays that grow by doubling. A UTF-8 text read back must decode to its recorded length, else the read throws.
+ *
+ * Writes are coalesced in a 1 MiB buffer, and a full buffer is written behind the caller's back: handed to libuv's
+ * thread pool (`fs.write` at its offset) while appends fill another, up to {@link WRITES_IN_FLIGHT} at once (a full
+ * buffer beyond that is written synchronously). At 10M documents the store's 10.8 GB of writes took 15 s of the main
+ * thread, the kernel's copy into its page cache (session 20); behind it, they run on the second core beside the
+ * parsing. A read, {@link TextStore.flush} or {@link TextStore.close} first writes synchronously what is still in
+ * flight (the same bytes at the same offsets, so the two writes agree whichever lands last), so every read sees every
+ * text appended before it. A background write that fails is thrown by the store's next call. Reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces), and reads
  * that walk the file forwards are served from a 1 MiB read-ahead window ({@link READ_AHEAD_BYTES}).
  *
  * File: `<dir>/documents-<n>.txt.tmp-<pid>-<ms>` (src/store/temp.ts's scheme): removed by {@link TextStore.remove}
@@ -25,12 +41,26 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
-import { discardFile, readFullyAt, writeFullyAt } from '../store/positioned-io.js';
+import { discardFile, readFullyAt, writeFullyAt, writeFullyAtAsync } from '../store/positioned-io.js';
 import { removeDeadTemporaries, tempPathFor } from '../store/temp.js';
 import type { Chunk, Doc } from '../types.js';
 
 /** Bytes of the write buffer: 1 MiB (a longer text is written directly). */
 const WRITE_BUFFER_BYTES = 2 ** 20;
+/** Full write buffers being written behind the caller's back at most (see the module header): 2. */
+export const WRITES_IN_FLIGHT = 2;
+
+/** A full write buffer handed to the thread pool. */
+interface WriteBehind {
+  /** The buffer, back to the free list when the write ends. */
+  readonly buffer: Buffer;
+  /** Its bytes to write. */
+  readonly bytes: Buffer;
+  /** File offset of `bytes[0]`. */
+  readonly at: number;
+  /** Also written synchronously (by a read, flush or close): an error of the background write no longer matters. */
+  synced: boolean;
+}
 /** Default bytes of the read buffer: 64 KiB. */
 export const DEFAULT_READ_BUFFER_BYTES = 64 * 1024;
 /**
@@ -40,8 +70,20 @@ export const DEFAULT_READ_BUFFER_BYTES = 64 * 1024;
 export const READ_AHEAD_BYTES = 2 ** 20;
 /** Texts the index arrays start with (they double when full). */
 const INITIAL_CAPACITY = 1024;
-/** Any code unit at or above 256: the text needs UTF-16LE. */
+/** Any code unit at or above 256: the text needs UTF-8 or UTF-16LE. */
 const WIDE = /[^\u0000-\u00ff]/;
+/**
+ * Longest text, in code units, stored as UTF-8 (longer wide texts go to UTF-16LE): 16,384, so a slice decodes at most
+ * 48 KiB. Documents are far shorter in the corpora this tool meets (SciFact's longest is about 10k code units).
+ */
+export const UTF8_MAX_UNITS = 16_384;
+/** Flags of a text's encoding in the store. */
+const LATIN1 = 0;
+const UTF16 = 1;
+const UTF8 = 2;
+const ENCODINGS = ['latin1', 'utf16le', 'utf8'] as const;
+/** How a text is stored (see the module header). */
+export type StoredEncoding = (typeof ENCODINGS)[number];
 
 /** Options of {@link createTextStore}. */
 export interface TextStoreOptions {
@@ -64,12 +106,21 @@ export class TextStore {
   private closedBecause: 'closed' | 'removed' | null = null;
   private offsets = new Float64Array(INITIAL_CAPACITY);
   private lengths = new Uint32Array(INITIAL_CAPACITY);
-  private wide = new Uint8Array(INITIAL_CAPACITY);
+  /** {@link LATIN1}, {@link UTF16} or {@link UTF8} per text. */
+  private encoding = new Uint8Array(INITIAL_CAPACITY);
   private n = 0;
   /** Bytes in the file plus the write buffer. */
   private bytes = 0;
-  private readonly pending = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+  private pending: Buffer = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
   private pendingBytes = 0;
+  /** Full buffers being written on the thread pool. */
+  private readonly writing = new Set<WriteBehind>();
+  /** Write buffers free for reuse. */
+  private readonly free: Buffer[] = [];
+  /** The first background write's failure, thrown by the next call that needs the file. */
+  private writeFailure: HarnessError | null = null;
+  /** The descriptor to close when the last background write ends (closed or removed while writes were in flight). */
+  private closeWhenWritten: number | null = null;
   /** File offset of `pending[0]`. */
   private pendingAt = 0;
   private readonly readBuffer: Buffer;
@@ -95,6 +146,9 @@ export class TextStore {
   private readonly readAheadBytes: number;
   private reads = 0;
   private readBytes = 0;
+  /** The UTF-8 text decoded last (its index, −1 for none): the next slice of the same text does not read it again. */
+  private decodedIndex = -1;
+  private decodedText = '';
 
   /** @internal use {@link createTextStore}. */
   constructor(file: string, fd: number, readBufferBytes: number, readAheadBytes = READ_AHEAD_BYTES) {
@@ -119,17 +173,19 @@ export class TextStore {
     return this.readBytes;
   }
 
-  /** Bytes of the file (latin1 texts one byte a code unit, UTF-16LE texts two). */
+  /** Bytes of the file (latin1 texts one byte a code unit, UTF-16LE texts two, UTF-8 texts 1-3). */
   get byteLength(): number {
     return this.bytes;
   }
 
   /** Bytes of memory the index arrays take now (13 bytes a text of capacity), plus the two buffers. */
   get residentBytes(): number {
-    return this.offsets.byteLength + this.lengths.byteLength + this.wide.byteLength + this.pending.length + this.readBuffer.length + (this.window?.length ?? 0);
+    return this.offsets.byteLength + this.lengths.byteLength + this.encoding.byteLength + this.pending.length + this.readBuffer.length + (this.window?.length ?? 0) +
+      WRITE_BUFFER_BYTES * (this.writing.size + this.free.length);
   }
 
   private handle(): number {
+    if (this.writeFailure !== null) throw this.writeFailure;
     if (this.fd === null) {
       throw new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path} was ${this.closedBecause ?? 'closed'}; its texts cannot be read any more`, {
         location: { file: this.path },
@@ -147,9 +203,9 @@ export class TextStore {
     const l = new Uint32Array(cap);
     l.set(this.lengths);
     this.lengths = l;
-    const w = new Uint8Array(cap);
-    w.set(this.wide);
-    this.wide = w;
+    const e = new Uint8Array(cap);
+    e.set(this.encoding);
+    this.encoding = e;
   }
 
   /**
@@ -159,28 +215,74 @@ export class TextStore {
   append(text: string): number {
     const fd = this.handle();
     if (this.n === this.offsets.length) this.grow();
-    const wide = WIDE.test(text);
-    const size = wide ? 2 * text.length : text.length;
+    const code = !WIDE.test(text) ? LATIN1 : text.length <= UTF8_MAX_UNITS && isWellFormed(text) ? UTF8 : UTF16;
     const i = this.n;
     this.offsets[i] = this.bytes;
     this.lengths[i] = text.length;
-    this.wide[i] = wide ? 1 : 0;
-    if (size > this.pending.length - this.pendingBytes) this.flush();
-    if (size > this.pending.length) writeFully(fd, Buffer.from(text, wide ? 'utf16le' : 'latin1'), this.bytes, this.path);
-    else {
+    this.encoding[i] = code;
+    let size: number;
+    if (code === UTF8) {
+      // at most 3 bytes a code unit (48 KiB), so it always fits an emptied write buffer
+      if (3 * text.length > this.pending.length - this.pendingBytes) this.writeBehind(fd);
       if (this.pendingBytes === 0) this.pendingAt = this.bytes;
-      this.pending.write(text, this.pendingBytes, size, wide ? 'utf16le' : 'latin1');
+      size = this.pending.write(text, this.pendingBytes, 'utf8');
       this.pendingBytes += size;
+    } else {
+      size = code === UTF16 ? 2 * text.length : text.length;
+      const encoding = ENCODINGS[code];
+      if (size > this.pending.length - this.pendingBytes) this.writeBehind(fd);
+      if (size > this.pending.length) writeFully(fd, Buffer.from(text, encoding), this.bytes, this.path);
+      else {
+        if (this.pendingBytes === 0) this.pendingAt = this.bytes;
+        this.pending.write(text, this.pendingBytes, size, encoding);
+        this.pendingBytes += size;
+      }
     }
     this.bytes += size;
     this.n++;
     return i;
   }
 
-  /** Writes the buffered texts to the file. */
-  flush(): void {
+  /**
+   * Hands the write buffer to the thread pool and takes a free one (see the module header); with
+   * {@link WRITES_IN_FLIGHT} writes already running, writes it synchronously instead.
+   */
+  private writeBehind(fd: number): void {
     if (this.pendingBytes === 0) return;
-    writeFully(this.handle(), this.pending.subarray(0, this.pendingBytes), this.pendingAt, this.path);
+    if (this.writing.size >= WRITES_IN_FLIGHT) {
+      writeFully(fd, this.pending.subarray(0, this.pendingBytes), this.pendingAt, this.path);
+      this.pendingBytes = 0;
+      return;
+    }
+    const job: WriteBehind = { buffer: this.pending, bytes: this.pending.subarray(0, this.pendingBytes), at: this.pendingAt, synced: false };
+    this.writing.add(job);
+    this.pending = this.free.pop() ?? Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+    this.pendingBytes = 0;
+    writeFullyAtAsync(fd, job.bytes, job.at, (error) => {
+      this.writing.delete(job);
+      this.free.push(job.buffer);
+      if (error !== null && !job.synced) this.writeFailure ??= writeError(this.path, error);
+      if (this.writing.size === 0 && this.closeWhenWritten !== null) {
+        closeQuietly(this.closeWhenWritten);
+        this.closeWhenWritten = null;
+      }
+    });
+  }
+
+  /**
+   * Writes the buffered texts to the file, and again synchronously those still being written behind (same bytes, same
+   * offsets), so that the file holds every text appended so far when it returns.
+   * @throws HarnessError('RESOURCE_UNAVAILABLE') naming the file when it cannot be written, or a background write failed.
+   */
+  flush(): void {
+    const fd = this.handle();
+    for (const job of this.writing) {
+      if (job.synced) continue;
+      writeFully(fd, job.bytes, job.at, this.path);
+      job.synced = true;
+    }
+    if (this.pendingBytes === 0) return;
+    writeFully(fd, this.pending.subarray(0, this.pendingBytes), this.pendingAt, this.path);
     this.pendingBytes = 0;
   }
 
@@ -203,10 +305,32 @@ export class TextStore {
     return this.offsets[i];
   }
 
-  /** True when text i is stored as UTF-16LE (a code unit ≥ 256), false for latin1. */
+  /** True when text i is stored as UTF-16LE (a code unit ≥ 256, and a lone surrogate or over {@link UTF8_MAX_UNITS} code units). */
   isWide(i: number): boolean {
     this.check(i);
-    return this.wide[i] === 1;
+    return this.encoding[i] === UTF16;
+  }
+
+  /** How text i is stored: 'latin1', 'utf16le' or 'utf8' (see the module header). */
+  encodingOf(i: number): StoredEncoding {
+    this.check(i);
+    return ENCODINGS[this.encoding[i]];
+  }
+
+  /** Bytes text i takes in the file: where the next text starts (or the file ends) minus where it starts. */
+  storedBytesOf(i: number): number {
+    this.check(i);
+    return (i + 1 < this.n ? this.offsets[i + 1] : this.bytes) - this.offsets[i];
+  }
+
+  /**
+   * Where code unit `start` of text i is in the file, in bytes, for ordering reads: exact for latin1 and UTF-16LE
+   * texts; for a UTF-8 text, `positionOf(i) + start`, a lower bound inside the text's bytes (a code unit takes 1-3
+   * bytes).
+   */
+  bytePositionOf(i: number, start: number): number {
+    this.check(i);
+    return this.offsets[i] + start * (this.encoding[i] === UTF16 ? 2 : 1);
   }
 
   /** Text i, exactly as appended. */
@@ -227,11 +351,38 @@ export class TextStore {
     }
     const fd = this.handle();
     if (start === end) return '';
-    if (this.pendingBytes > 0) this.flush();
-    const unit = this.wide[i] === 1 ? 2 : 1;
-    const encoding = unit === 2 ? 'utf16le' : 'latin1';
-    let at = this.offsets[i] + start * unit;
-    let left = (end - start) * unit;
+    if (this.pendingBytes > 0 || this.writing.size > 0) this.flush();
+    const code = this.encoding[i];
+    if (code === UTF8) {
+      const whole = this.decodeUtf8(fd, i);
+      return start === 0 && end === whole.length ? whole : whole.slice(start, end);
+    }
+    const unit = code === UTF16 ? 2 : 1;
+    return this.readRange(fd, this.offsets[i] + start * unit, (end - start) * unit, ENCODINGS[code]);
+  }
+
+  /** The whole of UTF-8 text i, decoded (or the one decoded last, when it is i). Throws when it does not decode to its length. */
+  private decodeUtf8(fd: number, i: number): string {
+    if (this.decodedIndex === i) return this.decodedText;
+    const text = this.readRange(fd, this.offsets[i], this.storedBytesOf(i), 'utf8');
+    if (text.length !== this.lengths[i]) {
+      throw new HarnessError('RESOURCE_UNAVAILABLE', `the document text store ${this.path}: text ${i} (UTF-8, ${this.storedBytesOf(i)} bytes at byte ${this.offsets[i]}) decodes to ${text.length} code units, expected ${this.lengths[i]}`, {
+        location: { file: this.path },
+        remedy: 'the file was changed while the sweep ran; run the sweep again',
+      });
+    }
+    this.decodedIndex = i;
+    this.decodedText = text;
+    return text;
+  }
+
+  /**
+   * Bytes [at, at + left) of the file decoded as `encoding`, with left > 0 and, for latin1 and UTF-16LE, whole code
+   * units: from the read-ahead window when it holds them or this read continues a forward walk (see `window`), else
+   * by positioned reads of the read buffer's size (UTF-8, which pieces could split inside a character, in one read of
+   * at most 3 × {@link UTF8_MAX_UNITS} bytes).
+   */
+  private readRange(fd: number, at: number, left: number, encoding: StoredEncoding): string {
     const previousEnd = this.lastEnd;
     this.lastEnd = at + left;
     // forwards from near the previous read's end (a chunk's overlap starts a little before it)
@@ -253,6 +404,13 @@ export class TextStore {
         this.windowBytes = want;
         return this.window.toString(encoding, 0, left);
       }
+    }
+    if (encoding === 'utf8' && left > this.readBuffer.length) {
+      const bytes = Buffer.allocUnsafe(left);
+      this.reads++;
+      this.readBytes += left;
+      readFullyAt(fd, bytes, 0, left, at, (stop) => this.shortRead(stop));
+      return bytes.toString('utf8');
     }
     // pieces of whole code units: the buffer's length rounded down to an even number of bytes
     const piece = this.readBuffer.length - (this.readBuffer.length % 2);
@@ -286,7 +444,10 @@ export class TextStore {
     try {
       this.flush();
     } finally {
-      closeSync(this.fd);
+      // a write still on the thread pool needs the descriptor until it ends (closing it now could let the number be
+      // reused by another file before that write starts)
+      if (this.writing.size > 0) this.closeWhenWritten = this.fd;
+      else closeSync(this.fd);
       this.fd = null;
       this.closedBecause ??= 'closed';
     }
@@ -295,20 +456,39 @@ export class TextStore {
   /** Closes (dropping unwritten texts) and deletes the file. Idempotent; never throws. */
   remove(): void {
     this.pendingBytes = 0;
-    discardFile(this.fd, this.path);
+    if (this.writing.size > 0 && this.fd !== null) {
+      this.closeWhenWritten = this.fd;
+      discardFile(null, this.path);
+    } else discardFile(this.fd, this.path);
     this.fd = null;
     this.closedBecause = 'removed';
     live.delete(this);
   }
 }
 
+/** `String.prototype.isWellFormed` (ES2024, V8 in Node 20; the project's lib is ES2023): no lone surrogate. */
+function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
 function writeFully(fd: number, bytes: Uint8Array, position: number, file: string): void {
-  writeFullyAt(fd, bytes, position, (e) =>
-    new HarnessError('RESOURCE_UNAVAILABLE', `cannot write document texts to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
-      location: { file },
-      remedy: 'free disk space in the cache folder (the store takes about the corpus file\'s size), or raise limits.memory so the documents stay in memory',
-      cause: e,
-    }));
+  writeFullyAt(fd, bytes, position, (e) => writeError(file, e));
+}
+
+function writeError(file: string, e: unknown): HarnessError {
+  return new HarnessError('RESOURCE_UNAVAILABLE', `cannot write document texts to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, {
+    location: { file },
+    remedy: 'free disk space in the cache folder (the store takes about the corpus file\'s size), or raise limits.memory so the documents stay in memory',
+    cause: e,
+  });
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* already closed */
+  }
 }
 
 /**
@@ -411,14 +591,14 @@ export class StoredChunk implements Chunk {
 
 /**
  * Where `item`'s text starts in its text store's file, in bytes: the document's offset ({@link TextStore.positionOf})
- * plus, for a chunk, `start` code units of one byte (latin1) or two (UTF-16LE). 0 for a text held in memory. Reads no
+ * plus, for a chunk, `start` code units of one byte (latin1; UTF-8, a lower bound) or two (UTF-16LE)
+ * ({@link TextStore.bytePositionOf}). 0 for a text held in memory. Reads no
  * text. Texts with close positions are cheap to read one after the other (the same pages of the page cache), which
  * is how the embedding orders the texts it reads (src/embed/embed-texts.ts, `readWindowBytes`).
  */
 export function textPosition(item: { readonly text: string }): number {
   if (item instanceof StoredChunk) {
-    const { store, index } = item.doc;
-    return store.positionOf(index) + item.start * (store.isWide(index) ? 2 : 1);
+    return item.doc.store.bytePositionOf(item.doc.index, item.start);
   }
   return item instanceof StoredDoc ? item.store.positionOf(item.index) : 0;
 }

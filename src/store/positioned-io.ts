@@ -4,7 +4,7 @@
  * `writeSync` may move fewer bytes than asked, so each call loops until the range is done; the caller supplies its
  * own error (its code, file and remedy) for a file that ends early or cannot be written.
  */
-import { closeSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, readSync, rmSync, write, writeSync } from 'node:fs';
 
 /**
  * Reads bytes [position, position + length) of the open file `fd` into `into[offset, offset + length)` (length ≥ 0
@@ -38,6 +38,23 @@ export function writeFullyAt(fd: number, bytes: Uint8Array, position: number, fa
   } catch (e) {
     throw failed(e);
   }
+}
+
+/**
+ * Writes all of `bytes` to the open file `fd` at byte offset `position` on libuv's thread pool (`fs.write`, looping
+ * over partial writes), then calls `done(null)`, or `done(error)` with the first error of `fs.write`. `bytes` must
+ * not change, and `fd` must stay open, until `done` is called.
+ */
+export function writeFullyAtAsync(fd: number, bytes: Uint8Array, position: number, done: (error: NodeJS.ErrnoException | null) => void): void {
+  const step = (from: number): void => {
+    write(fd, bytes, from, bytes.length - from, position + from, (error, written) => {
+      if (error !== null) done(error);
+      else if (from + written >= bytes.length) done(null);
+      else step(from + written);
+    });
+  };
+  if (bytes.length === 0) queueMicrotask(() => done(null));
+  else step(0);
 }
 
 /**

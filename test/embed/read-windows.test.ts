@@ -63,23 +63,26 @@ describe('textPosition', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a stored document is at its byte offset; a chunk adds start code units of 1 byte (latin1) or 2 (UTF-16LE)', () => {
+  it('a stored document is at its byte offset; a chunk adds start code units of 1 byte (latin1, UTF-8) or 2 (UTF-16LE)', () => {
     const store = createTextStore(dir);
     const a = new StoredDoc('a', store, store.append('0123456789')); // latin1, bytes [0, 10)
-    const b = new StoredDoc('b', store, store.append('xy\u0100zw')); // UTF-16LE, bytes [10, 20)
+    const b = new StoredDoc('b', store, store.append('xy\u0100z\ud800')); // a lone surrogate: UTF-16LE, bytes [10, 20)
     const c = new StoredDoc('c', store, store.append('hello')); // latin1, bytes [20, 25)
-    expect([a, b, c].map((d) => store.positionOf(d.index))).toEqual([0, 10, 20]);
-    expect([a, b, c].map(textPosition)).toEqual([0, 10, 20]);
+    const d = new StoredDoc('d', store, store.append('\u0100\u0101ab')); // UTF-8: 2 + 2 + 1 + 1 bytes [25, 31)
+    expect([a, b, c, d].map((x) => store.positionOf(x.index))).toEqual([0, 10, 20, 25]);
+    expect([a, b, c, d].map(textPosition)).toEqual([0, 10, 20, 25]);
     expect(textPosition(chunkOf(a, 1, 4, 8, 1))).toBe(0 + 4);
     expect(textPosition(chunkOf(b, 1, 3, 5, 1))).toBe(10 + 3 * 2);
     expect(textPosition(chunkOf(c, 0, 2, 5, 1))).toBe(20 + 2);
+    // UTF-8: the document's offset plus the code units, a lower bound of the true 25 + 2 + 2 (ordering only)
+    expect(textPosition(chunkOf(d, 1, 2, 4, 1))).toBe(25 + 2);
     expect(inTextStore(a) && inTextStore(chunkOf(c, 0, 2, 5, 1))).toBe(true);
     // resident texts: position 0, not in a store
     const resident = { id: 'r', text: 'abc' };
     expect(textPosition(resident)).toBe(0);
     expect(textPosition(chunkOf(resident, 0, 1, 3, 1))).toBe(0);
     expect(inTextStore(resident)).toBe(false);
-    expect(() => store.positionOf(3)).toThrow(RangeError);
+    expect(() => store.positionOf(4)).toThrow(RangeError);
     store.remove();
   });
 });

@@ -17,7 +17,7 @@ import { loadBeir } from '../../src/load/beir.js';
 import { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprintCorpus, fingerprintDataset, loadDataset, type DatasetSpec, type LoadDatasetOptions } from '../../src/load/dataset.js';
 import { StreamingFingerprints } from '../../src/load/fingerprint.js';
 import { sampleDataset, subsetDataset } from '../../src/load/sample.js';
-import { isStored, TextStore, textStoreOf } from '../../src/load/text-store.js';
+import { isStored, TextStore, textStoreOf, UTF8_MAX_UNITS } from '../../src/load/text-store.js';
 import { planEnv } from '../../src/plan/env.js';
 import { planGraph } from '../../src/plan/graph.js';
 import type { Dataset, Doc, Question } from '../../src/types.js';
@@ -234,8 +234,12 @@ describe('loadDataset carries both fingerprints, equal to the reference function
 });
 
 describe('stored text read back while loading (TextStore.slice counted)', () => {
-  /** Bytes of a text in the store: one a code unit (latin1), two when one is ≥ 256 (UTF-16LE). */
-  const bytesOf = (t: string) => (/[^\u0000-\u00ff]/.test(t) ? 2 : 1) * t.length;
+  /**
+   * Bytes of a text in the store: one a code unit (latin1); when one is ≥ 256, its UTF-8 bytes (well formed, at most
+   * UTF8_MAX_UNITS code units) or two a code unit (UTF-16LE).
+   */
+  const bytesOf = (t: string) =>
+    !/[^\u0000-\u00ff]/.test(t) ? t.length : !/[\ud800-\udfff]/.test(t.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')) && t.length <= UTF8_MAX_UNITS ? Buffer.byteLength(t, 'utf8') : 2 * t.length;
 
   /**
    * Loads `spec` into a text store; returns the dataset, the bytes of stored text read back during the load, the
@@ -245,7 +249,8 @@ describe('stored text read back while loading (TextStore.slice counted)', () => 
     const slice = TextStore.prototype.slice;
     let read = 0;
     TextStore.prototype.slice = function (this: TextStore, i: number, start: number, end: number): string {
-      read += (end - start) * (this.isWide(i) ? 2 : 1);
+      // a slice of a UTF-8 text is counted as the whole text (the store decodes it whole, and keeps the last one decoded)
+      read += this.encodingOf(i) === 'utf8' ? this.storedBytesOf(i) : (end - start) * (this.isWide(i) ? 2 : 1);
       return slice.call(this, i, start, end);
     };
     try {
@@ -262,13 +267,14 @@ describe('stored text read back while loading (TextStore.slice counted)', () => 
   }
   it('in id order: none; out of order: each stored text once (the store\'s bytes)', async () => {
     const inOrder = await readBackOf({ path: beirFolder('rb-ordered', ordered, 'd2') }, 'rb1');
-    // only the duplicate check: each of d2's two repeats compares with the stored 'second é中' (9 code units, UTF-16)
-    expect(inOrder.read).toBe(2 * 2 * 9);
+    // only the duplicate check: each of d2's two repeats compares with the stored 'second é中' (9 code units), which
+    // is UTF-8: 7 one-byte code units, é 2 bytes, 中 3 bytes
+    expect(inOrder.read).toBe(2 * (7 + 2 + 3));
     const noDuplicates = await readBackOf({ path: beirFolder('rb-ordered-2', [ordered[0], ordered[1], ordered[3], ordered[5]], 'd2') }, 'rb4');
     expect(noDuplicates.read).toBe(0);
     const outOfOrder = await readBackOf({ path: beirFolder('rb-unordered', [ordered[3], ordered[0], ordered[5], ordered[1]], 'd1') }, 'rb2');
     // 'third\ttab' 9 + 'One\n\nfirst "doc"\n' 17 + '' 0 + 'second é中' 2 × 9 (a code unit ≥ 256: UTF-16)
-    expect(outOfOrder.stored).toBe(9 + 17 + 0 + 18);
+    expect(outOfOrder.stored).toBe(9 + 17 + 0 + (7 + 2 + 3));
     expect(outOfOrder.read).toBe(outOfOrder.stored);
   });
 
