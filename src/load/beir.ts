@@ -104,7 +104,8 @@ export async function loadBeir(
     store: TextStore | undefined,
   ): Promise<{ docs: Doc[]; questions: Question[]; warnings: string[]; fingerprints: DatasetFingerprints | undefined }> {
     const streamed = new StreamingFingerprints();
-    const corpus = await parseCorpus(corpusFile, warnings, read, store, streamed);
+    // a corpus bound for the text store is read around the page cache (lines.ts `direct`), which the store then has to itself
+    const corpus = await parseCorpus(corpusFile, warnings, { ...read, direct: store !== undefined }, store, streamed);
     store?.flush();
     const docs = corpus.docs;
     const docIds = IdIndex.over(docs.length, (i) => docs[i].id);
@@ -223,7 +224,7 @@ async function checkQrels(root: string, split: string, file: string): Promise<vo
 async function eachLine(
   file: string,
   warnings: string[],
-  read: { highWaterMark?: number | undefined },
+  read: Read,
   limit: LineLimit,
   fn: (line: string, lineNo: number) => void,
 ): Promise<void> {
@@ -237,7 +238,7 @@ async function eachLine(
         if (!utf8) invalid.push(lineNo);
         if (line.trim() !== '') fn(line, lineNo);
       },
-      { maxLineBytes: limit.bytes, ...(read.highWaterMark !== undefined ? { highWaterMark: read.highWaterMark } : {}) },
+      { maxLineBytes: limit.bytes, direct: read.direct === true, ...(read.highWaterMark !== undefined ? { highWaterMark: read.highWaterMark } : {}) },
     );
   } catch (cause) {
     if (isHarnessError(cause)) throw cause;
@@ -287,7 +288,8 @@ function idOf(v: unknown): string | undefined {
   return undefined;
 }
 
-type Read = { highWaterMark?: number | undefined };
+/** How a BEIR file is read: lines.ts's chunk bytes and, for a corpus bound for the text store, `direct` (`O_DIRECT`). */
+type Read = { highWaterMark?: number | undefined; direct?: boolean };
 
 /** The longest line of a BEIR file: its bytes, the code of the error, the file's kind in the message. */
 interface LineLimit {

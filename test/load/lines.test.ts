@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBeir } from '../../src/load/beir.js';
-import { forEachLine } from '../../src/load/lines.js';
+import { forEachLine, LineTooLongError } from '../../src/load/lines.js';
 import { rejection } from '../helpers/errors.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'rs-lines-'));
@@ -98,6 +98,57 @@ function beir(name: string, corpus: string | Buffer, queries: string, qrels: str
   writeFileSync(path.join(root, 'qrels', 'test.tsv'), qrels);
   return root;
 }
+
+describe('forEachLine with direct (O_DIRECT) reads', () => {
+  /** Lines, their numbers and UTF-8 flags, read with `opts`. */
+  async function read(file: string, opts: Parameters<typeof forEachLine>[2]): Promise<[string, number, boolean][]> {
+    const out: [string, number, boolean][] = [];
+    await forEachLine(file, (l, n, ok) => void out.push([l, n, ok]), opts);
+    return out;
+  }
+  // BOM, CRLF, blank lines, invalid UTF-8, 2-4 byte characters, lines of 0 to 200k bytes (longer than a 64 KiB
+  // chunk), so chunk boundaries fall everywhere; sizes below, at and above a multiple of 64 KiB
+  function corpus(bytes: number): Buffer {
+    const parts: Buffer[] = [Buffer.from('\uFEFFhead\r\n')];
+    let n = parts[0].length;
+    for (let i = 0; n < bytes; i++) {
+      const body = i % 97 === 50 ? 'x'.repeat(200_000) : `line ${i} é€😀 ${'y'.repeat((i * 7919) % 3000)}`;
+      const line = Buffer.concat([Buffer.from(body), i % 13 === 0 ? Buffer.from([0xff, 0xfe]) : Buffer.alloc(0), Buffer.from(i % 5 === 0 ? '\r\n' : i % 11 === 0 ? '\n\n' : '\n')]);
+      parts.push(line);
+      n += line.length;
+    }
+    return Buffer.concat(parts).subarray(0, bytes);
+  }
+
+  it.each([3 * 65536 + 123, 4 * 65536, 1_000_003])('%i bytes: the same lines as through the page cache, at 64 KiB and 1 MiB chunks', async (bytes) => {
+    const file = path.join(tmp, `direct-${bytes}.txt`);
+    writeFileSync(file, corpus(bytes));
+    const buffered = await read(file, { highWaterMark: 4096 });
+    expect(buffered.length).toBeGreaterThan(50);
+    expect(await read(file, { direct: true, highWaterMark: 1 })).toEqual(buffered);
+    expect(await read(file, { direct: true })).toEqual(buffered);
+  });
+
+  it('a line over maxLineBytes and an error of the callback stop a direct read as they stop the other', async () => {
+    const file = path.join(tmp, 'direct-limit.txt');
+    writeFileSync(file, corpus(700_000));
+    const thrown = (p: Promise<unknown>) => p.then(() => new Error('expected a rejection'), (e: unknown) => e);
+    const limit = (direct: boolean) => thrown(forEachLine(file, () => undefined, { direct, maxLineBytes: 150_000 }));
+    const [a, b] = [await limit(false), await limit(true)];
+    expect(b).toBeInstanceOf(LineTooLongError);
+    expect((b as LineTooLongError).lineNo).toBe((a as LineTooLongError).lineNo);
+    const stop = new Error('stop at line 30');
+    const seen: number[] = [];
+    const err = await thrown(
+      forEachLine(file, (_, n) => {
+        seen.push(n);
+        if (n === 30) throw stop;
+      }, { direct: true, highWaterMark: 1 }),
+    );
+    expect(err).toBe(stop);
+    expect(seen.length).toBe(30);
+  });
+});
 
 describe('loadBeir over the streaming reader', () => {
   const corpus = [
