@@ -22,6 +22,7 @@ import { planSweep } from '../../src/run/plan.js';
 import type { SweepResult } from '../../src/types.js';
 import { compareResults } from '../../scripts/compare-results.js';
 import { loadDataset } from '../../src/load/dataset.js';
+import { UTF8_MAX_UNITS } from '../../src/load/text-store.js';
 import { keyedView } from '../helpers/embed-cache-sql.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
@@ -58,7 +59,11 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'rs-textstore-sweep-'));
-    for (const d of (await loadDataset({ path: scifact, split: 'test' })).docs) expectedBytes += (/[^\u0000-\u00ff]/.test(d.text) ? 2 : 1) * d.text.length;
+    for (const d of (await loadDataset({ path: scifact, split: 'test' })).docs) {
+      const t = d.text;
+      const wellFormed = !/[\ud800-\udfff]/.test(t.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
+      expectedBytes += !/[^\u0000-\u00ff]/.test(t) ? t.length : wellFormed && t.length <= UTF8_MAX_UNITS ? Buffer.byteLength(t, 'utf8') : 2 * t.length;
+    }
     await run('resident', cacheOf('resident'), {}, false);
     // a killed run's text store (owner pid 999999999 is not running): the next stored run removes it
     mkdirSync(path.dirname(leftover()), { recursive: true });
@@ -81,7 +86,8 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
     expect(stored.storage).toBe('file');
     expect(stored.share_bytes).toBe((32 * MiB) / 16);
     expect(statSync(path.join(scifact, 'corpus.jsonl')).size).toBeGreaterThan(stored.share_bytes);
-    // one byte a code unit for texts all below U+0100, two for the others, worked out from the texts as loaded
+    // one byte a code unit for texts all below U+0100, UTF-8 for the other well-formed ones up to UTF8_MAX_UNITS code
+    // units, two bytes a code unit for the rest, worked out from the texts as loaded
     expect(stored.file_bytes).toBe(expectedBytes);
   });
 
