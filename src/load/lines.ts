@@ -16,8 +16,8 @@
  * With `direct`, the file is read with `O_DIRECT` (Linux): straight from the disk into two reused chunk buffers, one
  * filled while the other's lines are cut, without going through the kernel's page cache. The BEIR loader reads a
  * corpus bound for the text store this way (issue 25, session 20): at 10M documents the corpus (11.3 GB) and the store
- * (10.8 GB) no longer fit the page cache together, and every page the store's writes then took from it cost the kernel
- * reclaim work (writing 11 GB took 1.5 s of system time into an empty page cache and 11.7 s after an 11 GB read had
+ * (10.8 GB) no longer fit the page cache together, and the store's writes into a full cache cost the kernel far more
+ * system time (writing 11 GB took 1.5 s of system time into an empty page cache and 11.7 s after an 11 GB read had
  * filled it). `O_DIRECT` needs the buffer's address, the file offset and the length to be multiples of the device's
  * block size: the buffers are a `WebAssembly.Memory` (page-aligned, 64 KiB pages) and each read is one whole chunk of a
  * multiple of 64 KiB at a multiple of 64 KiB. Where the file system refuses `O_DIRECT` (tmpfs on older kernels, some
@@ -162,9 +162,10 @@ async function openDirect(file: string): Promise<FileHandle | null> {
 /**
  * Reads `fh` (opened with `O_DIRECT`) from its start in whole chunks of `chunkBytes` (a multiple of 64 KiB) into the
  * two halves of one page-aligned buffer, the next read running while `consume` cuts the lines of the previous chunk;
- * a chunk is overwritten after `consume` returns. Returns −1 when it read up to the end of the file, else the offset
- * the page cache must read on from: after a read refused with `EINVAL` (0 when it was the first) or a short read not
- * at the end of the file (`O_DIRECT` can only go on from an aligned offset).
+ * a chunk is overwritten after `consume` returns. Returns −1 when a read returned 0 bytes (the end of a file whose
+ * size is a multiple of the chunk), else the offset the page cache must read on from: after a read refused with
+ * `EINVAL` (0 when it was the first), or after any short read, which is usually the end of the file (the page cache
+ * then reads nothing; `O_DIRECT` could only go on from an aligned offset).
  */
 async function readDirect(fh: FileHandle, chunkBytes: number, consume: (chunk: Buffer) => void): Promise<number> {
   const memory = new Wasm.Memory({ initial: (2 * chunkBytes) / WASM_PAGE, maximum: (2 * chunkBytes) / WASM_PAGE });
