@@ -26,8 +26,10 @@
  * thread, the kernel's copy into its page cache (session 20); behind it, they run on the second core beside the
  * parsing. A read, {@link TextStore.flush} or {@link TextStore.close} first writes synchronously what is still in
  * flight (the same bytes at the same offsets, so the two writes agree whichever lands last), so every read sees every
- * text appended before it. A background write that fails is thrown by the store's next call. Reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces), and reads
- * that walk the file forwards are served from a 1 MiB read-ahead window ({@link READ_AHEAD_BYTES}).
+ * text appended before it. A background write that fails is thrown by the store's next call.
+ *
+ * Reads use one bounded read buffer (default 64 KiB; a longer text is read in pieces), and reads that walk the file
+ * forwards are served from a 1 MiB read-ahead window ({@link READ_AHEAD_BYTES}).
  *
  * File: `<dir>/documents-<n>.txt.tmp-<pid>-<ms>` (src/store/temp.ts's scheme): removed by {@link TextStore.remove}
  * (the sweep calls it when it ends), by a process `exit` hook for stores still open, and, when a run was killed, by the
@@ -178,7 +180,7 @@ export class TextStore {
     return this.bytes;
   }
 
-  /** Bytes of memory the index arrays take now (13 bytes a text of capacity), plus the two buffers. */
+  /** Bytes of memory the index arrays take now (13 bytes a text of capacity), plus the read and write buffers (1 MiB each). */
   get residentBytes(): number {
     return this.offsets.byteLength + this.lengths.byteLength + this.encoding.byteLength + this.pending.length + this.readBuffer.length + (this.window?.length ?? 0) +
       WRITE_BUFFER_BYTES * (this.writing.size + this.free.length);

@@ -18,6 +18,7 @@ import { corpusFingerprintOf, fingerprintBoth, fingerprintBothAsync, fingerprint
 import { StreamingFingerprints } from '../../src/load/fingerprint.js';
 import { sampleDataset, subsetDataset } from '../../src/load/sample.js';
 import { isStored, TextStore, textStoreOf, UTF8_MAX_UNITS } from '../../src/load/text-store.js';
+import { storedBytes } from '../helpers/stored-bytes.js';
 import { planEnv } from '../../src/plan/env.js';
 import { planGraph } from '../../src/plan/graph.js';
 import type { Dataset, Doc, Question } from '../../src/types.js';
@@ -234,12 +235,8 @@ describe('loadDataset carries both fingerprints, equal to the reference function
 });
 
 describe('stored text read back while loading (TextStore.slice counted)', () => {
-  /**
-   * Bytes of a text in the store: one a code unit (latin1); when one is ≥ 256, its UTF-8 bytes (well formed, at most
-   * UTF8_MAX_UNITS code units) or two a code unit (UTF-16LE).
-   */
-  const bytesOf = (t: string) =>
-    !/[^\u0000-\u00ff]/.test(t) ? t.length : !/[\ud800-\udfff]/.test(t.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')) && t.length <= UTF8_MAX_UNITS ? Buffer.byteLength(t, 'utf8') : 2 * t.length;
+  /** Bytes of a text in the store (test/helpers/stored-bytes.ts). */
+  const bytesOf = (t: string) => storedBytes(t, UTF8_MAX_UNITS);
 
   /**
    * Loads `spec` into a text store; returns the dataset, the bytes of stored text read back during the load, the

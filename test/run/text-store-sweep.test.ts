@@ -23,6 +23,7 @@ import type { SweepResult } from '../../src/types.js';
 import { compareResults } from '../../scripts/compare-results.js';
 import { loadDataset } from '../../src/load/dataset.js';
 import { UTF8_MAX_UNITS } from '../../src/load/text-store.js';
+import { storedBytes } from '../helpers/stored-bytes.js';
 import { keyedView } from '../helpers/embed-cache-sql.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
@@ -59,11 +60,7 @@ describe.skipIf(!existsSync(path.join(scifact, 'corpus.jsonl')))('documents from
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'rs-textstore-sweep-'));
-    for (const d of (await loadDataset({ path: scifact, split: 'test' })).docs) {
-      const t = d.text;
-      const wellFormed = !/[\ud800-\udfff]/.test(t.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
-      expectedBytes += !/[^\u0000-\u00ff]/.test(t) ? t.length : wellFormed && t.length <= UTF8_MAX_UNITS ? Buffer.byteLength(t, 'utf8') : 2 * t.length;
-    }
+    for (const d of (await loadDataset({ path: scifact, split: 'test' })).docs) expectedBytes += storedBytes(d.text, UTF8_MAX_UNITS);
     await run('resident', cacheOf('resident'), {}, false);
     // a killed run's text store (owner pid 999999999 is not running): the next stored run removes it
     mkdirSync(path.dirname(leftover()), { recursive: true });
