@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -62,6 +63,53 @@ describe('loadBeir', () => {
     ]);
     expect(warnings).toHaveLength(3);
   });
+});
+
+describe('loadBeir: documents given twice', () => {
+  /** A BEIR folder in a temporary directory: corpus lines as given, one query judging d2. */
+  function folder(corpus: string[]): string {
+    const root = mkdtempSync(path.join(tmpdir(), 'rs-beir-dup-'));
+    mkdirSync(path.join(root, 'qrels'));
+    writeFileSync(path.join(root, 'corpus.jsonl'), corpus.join('\n') + '\n');
+    writeFileSync(path.join(root, 'queries.jsonl'), '{"_id": "q1", "text": "pump"}\n');
+    writeFileSync(path.join(root, 'qrels', 'test.tsv'), 'q1\td2\t1\n');
+    return root;
+  }
+
+  for (const stored of [false, true]) {
+    it(`${stored ? 'in a text store' : 'in memory'}: the same text again collapses with a warning naming both lines; the documents come out in id order`, async () => {
+      const root = folder([
+        '{"_id": "d2", "text": "pump fuse"}',
+        '{"_id": "d10", "title": "T", "text": "reset"}',
+        '{"_id": "d2", "text": "pump fuse"}',
+        '{"_id": "d1", "text": "warranty \u00e9t\u00e9 \u2603"}',
+      ]);
+      try {
+        const { docs, warnings } = await loadBeir(root, 'test', stored ? { textStore: { dir: path.join(root, 'store'), residentBytes: 0 } } : {});
+        expect(warnings).toEqual([`${path.join(root, 'corpus.jsonl')}:3: duplicate document d2 collapsed (same as line 1)`]);
+        // code-unit order: "d1" < "d10" < "d2"
+        expect(docs.map((d) => [d.id, d.text])).toEqual([
+          ['d1', 'warranty \u00e9t\u00e9 \u2603'],
+          ['d10', 'T\n\nreset'],
+          ['d2', 'pump fuse'],
+        ]);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+
+    it(`${stored ? 'in a text store' : 'in memory'}: another text under the same id -> DOCUMENT_INVALID naming both lines`, async () => {
+      const root = folder(['{"_id": "d2", "text": "pump fuse"}', '{"_id": "d1", "text": "x"}', '{"_id": "d2", "text": "pump fuses"}']);
+      try {
+        const e = await rejection(loadBeir(root, 'test', stored ? { textStore: { dir: path.join(root, 'store'), residentBytes: 0 } } : {}));
+        expect(e.code).toBe('DOCUMENT_INVALID');
+        expect(e.message).toBe('two different documents share _id d2 (lines 1 and 3)');
+        expect(e.location).toEqual({ file: path.join(root, 'corpus.jsonl'), line: 3 });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 const datasets = path.resolve(here, '../../../shared/datasets');
