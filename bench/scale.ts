@@ -114,8 +114,17 @@ function dropPageCache(): void {
 
 interface SizeResult {
   documents: number;
+  /** Per stage, seconds of wall time (the median over the runs of `--sizes N x R`). */
   seconds: Record<string, number>;
   peak_rss_mb: number;
+  /**
+   * CPU seconds of the whole child, every thread (`process.resourceUsage()`): `user` (the code's own work, V8's
+   * collector and libuv's pool included) and `system` (the kernel's: reads, writes, page faults). On this machine
+   * the kernel's share grows faster than the corpus (docs/scale.md, session 21); the two apart say which grew.
+   */
+  cpu_seconds?: { user: number; system: number };
+  /** With `--sizes N x R`, R > 1: each run's stage seconds, CPU seconds and peak RSS, in run order. */
+  runs?: { seconds: Record<string, number>; cpu_seconds?: { user: number; system: number }; peak_rss_mb: number }[];
   chunks: Record<string, number>;
   rows: number;
   ndcg10_keyword_none: number | null;
@@ -199,10 +208,12 @@ async function child(dataset: string, cacheDir: string, modes: string[], memory:
   const units = result.configs
     .filter((c) => c.config.id.endsWith('.k10') && !c.config.id.includes('.hybrid'))
     .map((c) => ({ unit: c.config.id.slice(0, -'.k10'.length), build_seconds: c.buildSeconds, query_seconds: (c.meanQueryMs * c.questions) / 1000 }));
+  const usage = process.resourceUsage();
   const out: SizeResult = {
     documents: (result.manifest.dataset as { docs: number }).docs,
     seconds: timings,
-    peak_rss_mb: process.resourceUsage().maxRSS / 1024,
+    peak_rss_mb: usage.maxRSS / 1024,
+    cpu_seconds: { user: usage.userCPUTime / 1e6, system: usage.systemCPUTime / 1e6 },
     chunks: Object.fromEntries(chunkings.map((c) => [c.key, c.chunks])),
     rows: result.configs.length,
     ndcg10_keyword_none: kw?.means['ndcg@10'] ?? null,
@@ -435,7 +446,7 @@ async function main(): Promise<void> {
   const program = new Command()
     .name('bench:scale')
     .option('--out <dir>', 'work folder for corpora, caches and scale.json', '.cache/bench-scale')
-    .option('--sizes <list>', 'document counts, comma separated', '20000,200000,1000000')
+    .option('--sizes <list>', 'document counts, comma separated; NxR runs size N R times (medians reported, e.g. 1000000x3,10000000)', '20000,200000,1000000')
     .option('--keep', 'keep the synthetic corpora and caches afterwards')
     .option('--bm25 <engines>', 'BM25 engines to time on each corpus (ours,wink,minisearch; none to skip)')
     .option('--bm25-peer-queries <n>', 'queries timed for wink and minisearch (ours gets all)', '30')
@@ -486,10 +497,10 @@ async function main(): Promise<void> {
   }
   const dir = path.resolve(o.out);
   mkdirSync(dir, { recursive: true });
-  const sizes = o.sizes.split(',').map(Number);
+  const sizes = o.sizes.split(',').map(parseSize);
   const results: SizeResult[] = [];
   const engineRows: EngineRow[] = [];
-  for (const n of sizes) {
+  for (const { documents: n, repeat } of sizes) {
     const t = performance.now();
     const folder = await buildCorpus(dir, n, sentences);
     process.stderr.write(`corpus of ${n} documents ready in ${((performance.now() - t) / 1000).toFixed(1)} s: ${folder}\n`);
@@ -502,17 +513,21 @@ async function main(): Promise<void> {
       continue;
     }
     const cache = path.join(dir, `cache-${n}`);
-    rmSync(cache, { recursive: true, force: true });
-    if (o.dropCaches) dropPageCache();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall, ...(o.progress ? ['--progress'] : [])], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
-    });
-    if (r.status !== 0) throw new Error(`the sweep on ${n} documents failed (exit ${r.status})`);
-    const line = r.stdout.trim().split('\n').pop()!;
-    const sized = JSON.parse(line) as SizeResult;
-    process.stderr.write(`${n}: ${line}\n`);
+    const runs: SizeResult[] = [];
+    for (let k = 0; k < repeat; k++) {
+      rmSync(cache, { recursive: true, force: true });
+      if (o.dropCaches) dropPageCache();
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', folder, '--cache', cache, '--modes', o.modes, ...(o.memory !== undefined ? ['--memory', o.memory] : []), ...stall, ...(o.progress ? ['--progress'] : [])], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        encoding: 'utf8',
+        maxBuffer: 1 << 26,
+      });
+      if (r.status !== 0) throw new Error(`the sweep on ${n} documents failed (exit ${r.status})`);
+      const line = r.stdout.trim().split('\n').pop()!;
+      runs.push(JSON.parse(line) as SizeResult);
+      process.stderr.write(`${n}${repeat > 1 ? ` (run ${k + 1} of ${repeat})` : ''}: ${line}\n`);
+    }
+    const sized = mediansOf(runs);
     const engines = (o.bm25 ?? (n > 300_000 ? 'none' : 'ours,wink,minisearch')).split(',').filter((e) => e !== 'none');
     sized.bm25 = [];
     for (const engine of engines) {
@@ -546,6 +561,41 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify(writeScaleReport(dir, results, true), null, 2) + '\n');
 }
 
+/** `N` or `NxR` of `--sizes`: N documents (an integer ≥ 1), run R times (an integer ≥ 1, default 1). */
+function parseSize(text: string): { documents: number; repeat: number } {
+  const m = /^(\d+)(?:x(\d+))?$/.exec(text.trim());
+  if (!m || Number(m[1]) < 1 || (m[2] !== undefined && Number(m[2]) < 1)) throw new Error(`--sizes: "${text}" is not N or NxR (N documents, R runs, both integers >= 1), e.g. 1000000x3`);
+  return { documents: Number(m[1]), repeat: m[2] === undefined ? 1 : Number(m[2]) };
+}
+
+/** The median of `values` (non-empty): the middle one, or the mean of the middle two. */
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const h = v.length >> 1;
+  return v.length % 2 === 1 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+/**
+ * One size's result from its runs: the first run's fields, with stage seconds, CPU seconds and peak RSS replaced by
+ * their medians over the runs (per stage, over the runs that have it), and each run's figures under `runs`. One run
+ * is returned as it is.
+ */
+function mediansOf(runs: SizeResult[]): SizeResult {
+  if (runs.length === 1) return runs[0];
+  const stages = [...new Set(runs.flatMap((r) => Object.keys(r.seconds)))];
+  const seconds = Object.fromEntries(stages.map((s) => [s, median(runs.filter((r) => s in r.seconds).map((r) => r.seconds[s]))]));
+  const cpu = runs.every((r) => r.cpu_seconds !== undefined)
+    ? { user: median(runs.map((r) => r.cpu_seconds!.user)), system: median(runs.map((r) => r.cpu_seconds!.system)) }
+    : undefined;
+  return {
+    ...runs[0],
+    seconds,
+    peak_rss_mb: median(runs.map((r) => r.peak_rss_mb)),
+    ...(cpu === undefined ? {} : { cpu_seconds: cpu }),
+    runs: runs.map((r) => ({ seconds: r.seconds, ...(r.cpu_seconds === undefined ? {} : { cpu_seconds: r.cpu_seconds }), peak_rss_mb: r.peak_rss_mb })),
+  };
+}
+
 /**
  * Writes DIR/scale.json (whole or not at all: a temporary file renamed into place): the sizes measured so far and the
  * growth exponents between consecutive ones. Called after every size with `complete` false, so a run stopped or failed
@@ -560,6 +610,12 @@ function writeScaleReport(dir: string, results: SizeResult[], complete: boolean)
     growth[key] = {};
     for (const stage of Object.keys(b.seconds))
       if (a.seconds[stage] > 0 && b.seconds[stage] > 0) growth[key][stage] = Math.log(b.seconds[stage] / a.seconds[stage]) / Math.log(b.documents / a.documents);
+    // the CPU seconds too: user (the code's work) and system (the kernel's), whose growth can differ (docs/scale.md)
+    for (const part of ['user', 'system'] as const) {
+      const x = a.cpu_seconds?.[part];
+      const y = b.cpu_seconds?.[part];
+      if (x !== undefined && y !== undefined && x > 0 && y > 0) growth[key][`cpu_${part}`] = Math.log(y / x) / Math.log(b.documents / a.documents);
+    }
   }
   const report = { createdAt: new Date().toISOString(), node: process.version, complete, sizes: results, growth_exponent: growth };
   writeFileAtomic(path.join(dir, 'scale.json'), JSON.stringify(report, null, 2) + '\n', 'check that --out is writable and the disk has room');
