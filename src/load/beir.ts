@@ -318,6 +318,8 @@ async function parseCorpus(
   // same young workload beside 1M and 10M retained objects of this shape), and the parse makes most of the garbage.
   const ids: string[] = [];
   const texts: string[] | undefined = store === undefined ? [] : undefined;
+  // the store's index of document i (load order): it hands out 0, 1, 2, ... from the texts it already held
+  const first = store?.size ?? 0;
   const lines: number[] = [];
   const byId = new IdIndex((i) => ids[i]);
   const empty: { id: string; line: number }[] = [];
@@ -345,7 +347,7 @@ async function parseCorpus(
       if (text.trim() === '') empty.push({ id, line: lineNo });
       // Hashed now, while the text is in hand (a stored one is not read back for the fingerprints; issue 25).
       fingerprints.add(id, text);
-    } else if ((store === undefined ? texts![prev] : store.get(prev)) === text) {
+    } else if ((store === undefined ? texts![prev] : store.get(first + prev)) === text) {
       warnings.push(`${file}:${lineNo}: duplicate document ${id} collapsed (same as line ${lines[prev]})`);
     } else {
       throw new HarnessError(DOCUMENT_UNREADABLE, `two different documents share _id ${id} (lines ${lines[prev]} and ${lineNo})`, {
@@ -367,7 +369,7 @@ async function parseCorpus(
   const sorted = new Array<Doc>(ids.length);
   for (let k = 0; k < order.length; k++) {
     const i = order[k];
-    sorted[k] = store === undefined ? { id: ids[i], text: texts![i] } : new StoredDoc(ids[i], store, i);
+    sorted[k] = store === undefined ? { id: ids[i], text: texts![i] } : new StoredDoc(ids[i], store, first + i);
   }
   return { docs: sorted, byId, empty };
 }
