@@ -114,7 +114,7 @@ function dropPageCache(): void {
 
 interface SizeResult {
   documents: number;
-  /** Per stage, seconds of wall time (the median over the runs of `--sizes N x R`). */
+  /** Per stage, seconds of wall time (the median over the runs of `--sizes NxR`). */
   seconds: Record<string, number>;
   peak_rss_mb: number;
   /**
@@ -123,7 +123,7 @@ interface SizeResult {
    * the kernel's share grows faster than the corpus (docs/scale.md, session 21); the two apart say which grew.
    */
   cpu_seconds?: { user: number; system: number };
-  /** With `--sizes N x R`, R > 1: each run's stage seconds, CPU seconds and peak RSS, in run order. */
+  /** With `--sizes NxR`, R > 1: each run's stage seconds, CPU seconds and peak RSS, in run order. */
   runs?: { seconds: Record<string, number>; cpu_seconds?: { user: number; system: number }; peak_rss_mb: number }[];
   chunks: Record<string, number>;
   rows: number;
