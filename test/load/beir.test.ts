@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isHarnessError, type HarnessError } from '../../src/errors.js';
 import { loadBeir } from '../../src/load/beir.js';
+import { isStored } from '../../src/load/text-store.js';
 import { rejection } from '../helpers/errors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -86,6 +87,7 @@ describe('loadBeir: documents given twice', () => {
       ]);
       try {
         const { docs, warnings } = await loadBeir(root, 'test', stored ? { textStore: { dir: path.join(root, 'store'), residentBytes: 0 } } : {});
+        expect(isStored(docs)).toBe(stored);
         expect(warnings).toEqual([`${path.join(root, 'corpus.jsonl')}:3: duplicate document d2 collapsed (same as line 1)`]);
         // code-unit order: "d1" < "d10" < "d2"
         expect(docs.map((d) => [d.id, d.text])).toEqual([
