@@ -14,16 +14,17 @@
  *   must not be read into one string).
  *
  * With `direct`, the file is read with `O_DIRECT` (Linux): straight from the disk into two reused chunk buffers, one
- * filled while the other's lines are cut, without going through the kernel's page cache. The BEIR loader reads a
- * corpus bound for the text store this way (issue 25, session 20): a corpus read through the page cache takes pages the
+ * filled while the other's lines are cut, without going through the kernel's page cache. The BEIR loader reads a corpus
+ * bound for the text store this way (issue 25, session 20): a corpus read through the page cache takes pages the
  * store's writes then need, and on this machine every page-cache page the host has taken back costs the kernel about
  * 2.5 s of system time a GiB (a virtual machine reporting free pages to its host: docs/scale.md "The load at 10M: the
  * host's pages, not the code", session 21, which corrects session 20's reading of a cache dear "once full"); read with
  * `O_DIRECT`, the 10M corpus (11.3 GB) takes none. `O_DIRECT` needs the buffer's address, the file offset and the
- * length to be multiples of the device's block size: the buffers are a `WebAssembly.Memory` (page-aligned, 64 KiB pages) and each read is one whole chunk of a
- * multiple of 64 KiB at a multiple of 64 KiB. Where the file system refuses `O_DIRECT` (tmpfs on older kernels, some
- * network file systems: `EINVAL` at open or at the first read), or a read returns fewer bytes than asked before the end
- * of the file, the rest is read through the page cache as before. Lines are the same either way.
+ * length to be multiples of the device's block size: the buffers are a `WebAssembly.Memory` (page-aligned, 64 KiB
+ * pages) and each read is one whole chunk of a multiple of 64 KiB at a multiple of 64 KiB. Where the file system
+ * refuses `O_DIRECT` (tmpfs on older kernels, some network file systems: `EINVAL` at open or at the first read), or a
+ * read returns fewer bytes than asked before the end of the file, the rest is read through the page cache as before.
+ * Lines are the same either way.
  */
 import { Buffer, isUtf8 } from 'node:buffer';
 import { constants } from 'node:fs';
